@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_SparseProject_impl.hpp
+/// \brief Generic TeamPolicy kernel for Y = S A with a very sparse S (row gather).
+///
+/// A team handles `team_size` rows of S, one per thread; the vector lanes of a thread run over
+/// the batch columns of A. Inside each column segment of a row, the lanes draw a batch of
+/// `batch` skips together (draw m0 + l on lane l) into team scratch; then every lane walks the
+/// batch in order, forming the positions as it goes and gathering A(pos, c) for its columns.
+/// A vector reduction of the skips carries the position to the next batch.
+#ifndef KOKKOSSKETCH_SPARSEPROJECT_IMPL_HPP
+#define KOKKOSSKETCH_SPARSEPROJECT_IMPL_HPP
+
+#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_Traits.hpp>
+
+namespace KokkosSketch {
+namespace Impl {
+
+template <class ExecSpace, class AView, class YView>
+struct SparseProjectGeneric {
+  static constexpr int batch = 32;
+  using policy_t = Kokkos::TeamPolicy<ExecSpace>;
+  using member_t = typename policy_t::member_type;
+  using scratch_space = typename ExecSpace::scratch_memory_space;
+  using pos_view = Kokkos::View<std::int64_t**, scratch_space, Kokkos::MemoryUnmanaged>;
+  using sgn_view = Kokkos::View<float**, scratch_space, Kokkos::MemoryUnmanaged>;
+  using y_value = typename YView::non_const_value_type;
+
+  SparseOp m_S;
+  AView m_A;
+  YView m_Y;
+  int m_rows_per_team;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_t& team) const {
+    pos_view skip(team.team_scratch(0), m_rows_per_team, batch);
+    sgn_view sgn(team.team_scratch(0), m_rows_per_team, batch);
+    const std::int64_t k = m_S.rows();
+    const std::int64_t b = m_Y.extent(1);
+    const std::int64_t L = m_S.segment_length();
+    const std::int64_t gbegin = m_S.col_offset(), gend = gbegin + m_S.cols();
+
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m_rows_per_team), [&](const int t) {
+      const std::int64_t i = std::int64_t(team.league_rank()) * m_rows_per_team + t;
+      if (i >= k) return;
+      const std::int64_t grow = m_S.row_offset() + i;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, b),
+                           [&](const std::int64_t c) { m_Y(i, c) = y_value(0); });
+
+      for (std::int64_t seg = gbegin / L; seg * L < gend; ++seg) {
+        const std::int64_t base = seg * L;
+        const std::int64_t last = (gend - base < L ? gend - base : L);  // segment-relative end
+        std::int64_t cur = -1;
+        for (std::uint32_t m0 = 0; cur + 1 < last; m0 += batch) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, batch), [&](const int l) {
+            const SparseOp::Draw d = m_S.draw(grow, seg, m0 + std::uint32_t(l));
+            skip(t, l) = d.skip + 1;
+            sgn(t, l) = float(d.sign);
+          });
+          std::int64_t advance = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, batch),
+              [&](const int l, std::int64_t& a) { a += skip(t, l); }, advance);
+          // Every lane forms the positions itself while walking the batch in order: positions
+          // at or past `last` end the segment, those before `gbegin` are skipped.
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, b), [&](const std::int64_t c) {
+            y_value acc = y_value(0);
+            std::int64_t p = cur;
+            for (int l = 0; l < batch; ++l) {
+              p += skip(t, l);
+              if (p >= last) break;
+              if (base + p >= gbegin) acc += y_value(sgn(t, l)) * y_value(m_A(base + p - gbegin, c));
+            }
+            m_Y(i, c) += acc;
+          });
+          cur += advance;
+        }
+      }
+      const double s = m_S.scale();
+      if (s != 1.0) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, b),
+                             [&](const std::int64_t c) { m_Y(i, c) *= y_value(s); });
+      }
+    });
+  }
+
+  /// `team_size`/`vector_length` > 0 override the defaults (tests use this to check that the
+  /// result does not depend on them).
+  static void apply(const ExecSpace& space, const SparseOp& S, const AView& A, const YView& Y,
+                    int team_size = 0, int vector_length = 0) {
+    int vector = 1, team = 1;
+    if constexpr (!is_host_space_v<ExecSpace>) {
+      const std::int64_t b = Y.extent(1);
+      vector = b >= 32 ? 32 : (b >= 16 ? 16 : (b >= 8 ? 8 : (b >= 4 ? 4 : (b >= 2 ? 2 : 1))));
+      team = 256 / vector > 16 ? 16 : 256 / vector;
+    }
+    if (team_size > 0) team = team_size;
+    if (vector_length > 0) vector = vector_length;
+    const std::int64_t league = (S.rows() + team - 1) / team;
+    const std::size_t bytes =
+        pos_view::shmem_size(team, batch) + sgn_view::shmem_size(team, batch);
+    policy_t policy(space, league, team, vector);
+    policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+    Kokkos::parallel_for("KokkosSketch::sparse_project[generic]", policy,
+                         SparseProjectGeneric{S, A, Y, team});
+  }
+};
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif

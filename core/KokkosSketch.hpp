@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch.hpp
+/// \brief Everything KokkosSketch offers, in one include.
+#ifndef KOKKOSSKETCH_HPP
+#define KOKKOSSKETCH_HPP
+
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_Project.hpp>
+#include <KokkosSketch_RNG.hpp>
+
+#endif

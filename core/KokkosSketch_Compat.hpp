@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Compat.hpp
+/// \brief Every difference between Kokkos 3.4.01 and Kokkos 4.x that the library meets.
+///
+/// Nothing else in the library tests KOKKOS_VERSION.
+#ifndef KOKKOSSKETCH_COMPAT_HPP
+#define KOKKOSSKETCH_COMPAT_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+
+#if KOKKOS_VERSION < 30401
+#error "KokkosSketch requires Kokkos 3.4.01 or newer"
+#endif
+
+namespace KokkosSketch {
+namespace Impl {
+
+// Math functions moved from Kokkos::Experimental (3.x) to Kokkos (4.x).
+#if KOKKOS_VERSION >= 40000
+namespace kmath = ::Kokkos;
+#else
+namespace kmath = ::Kokkos::Experimental;
+#endif
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T log(T x) { return kmath::log(x); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T sqrt(T x) { return kmath::sqrt(x); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T cos(T x) { return kmath::cos(x); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T sin(T x) { return kmath::sin(x); }
+template <class T>
+KOKKOS_INLINE_FUNCTION bool isfinite(T x) { return kmath::isfinite(x); }
+
+/// Fences one execution-space instance; the label reaches Kokkos Tools on 4.x.
+template <class ExecSpace>
+void fence(const ExecSpace& space, const std::string& label) {
+#if KOKKOS_VERSION >= 30500
+  space.fence(label);
+#else
+  (void)label;
+  space.fence();
+#endif
+}
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Error.hpp
+/// \brief The library's exception type and the argument-check macro.
+#ifndef KOKKOSSKETCH_ERROR_HPP
+#define KOKKOSSKETCH_ERROR_HPP
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace KokkosSketch {
+
+/// \brief Thrown for invalid arguments and failed library calls.
+///
+/// The message names the public function that rejected the call, the problem, and the
+/// source location of the check: `KokkosSketch::sparse_project: A.extent(0) = 5 but
+/// S.cols() = 6 [KokkosSketch_Project.hpp:120]`.
+class Error : public std::runtime_error {
+ public:
+  Error(const std::string& function, const std::string& what, const char* file, int line)
+      : std::runtime_error(format(function, what, file, line)), m_function(function) {}
+
+  /// \brief Name of the public function that raised the error.
+  const std::string& function() const noexcept { return m_function; }
+
+ private:
+  static std::string format(const std::string& function, const std::string& what,
+                            const char* file, int line) {
+    std::string f(file);
+    const auto slash = f.find_last_of('/');
+    if (slash != std::string::npos) f = f.substr(slash + 1);
+    std::ostringstream os;
+    os << "KokkosSketch::" << function << ": " << what << " [" << f << ":" << line << "]";
+    return os.str();
+  }
+  std::string m_function;
+};
+
+namespace Impl {
+/// Streams any number of values into one string (used by the check macros).
+template <class... Args>
+std::string concat(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+}  // namespace Impl
+
+}  // namespace KokkosSketch
+
+/// \brief Throws KokkosSketch::Error(function, message) when `cond` holds.
+///
+/// `function` is the public entry point's name (without namespace); the message is built
+/// from the remaining arguments, which may mix strings and numbers.
+#define KOKKOSSKETCH_THROW_IF(cond, function, ...)                                    \
+  do {                                                                                \
+    if (cond) {                                                                       \
+      throw ::KokkosSketch::Error((function), ::KokkosSketch::Impl::concat(__VA_ARGS__), \
+                                  __FILE__, __LINE__);                                \
+    }                                                                                 \
+  } while (0)
+
+#endif

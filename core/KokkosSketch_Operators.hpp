@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Operators.hpp
+/// \brief Random operator descriptors: every entry (or sparse row pattern) is a pure function
+/// of (RNG state, row, column).
+///
+/// Distribution, operator and RNG state are kept apart: a `DenseDist` or `SparseDist` says
+/// what law the entries follow; `DenseOp{dist, state}` / `SparseOp{dist, state}` fix one
+/// realisation. Operators are small trivially-copyable values, captured by kernels and never
+/// stored as matrices (see `materialize`).
+#ifndef KOKKOSSKETCH_OPERATORS_HPP
+#define KOKKOSSKETCH_OPERATORS_HPP
+
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_RNG.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+namespace KokkosSketch {
+
+/// \brief How operator entries are scaled.
+enum class Scaling {
+  /// Raw entries: +-1 for signs (as in the seeds and Li, Hastie & Church 2006), N(0,1), U(-1,1).
+  unscaled,
+  /// Entries scaled so that E ||S x||^2 = ||x||^2 for every x (Johnson-Lindenstrauss scaling).
+  isometric
+};
+
+/// \brief Law of the entries of a dense operator.
+enum class DenseEntries {
+  rademacher,  ///< +-1 with probability 1/2 each
+  gaussian,    ///< N(0, 1) (Box-Muller)
+  uniform      ///< U(-1, 1), 24 random bits
+};
+
+/// \brief A k x D dense random matrix law.
+struct DenseDist {
+  std::int64_t n_rows = 0;  ///< k
+  std::int64_t n_cols = 0;  ///< D
+  DenseEntries entries = DenseEntries::rademacher;
+  Scaling scaling = Scaling::unscaled;
+};
+
+/// \brief A k x D very sparse random sign matrix law (Li, Hastie & Church 2006).
+///
+/// Each entry is +1 or -1 with probability p/2 each and 0 otherwise, independently.
+/// `density = 0` selects p = 1/sqrt(D) ("very sparse"); `achlioptas_density` gives 1/3.
+/// The pattern of each row is drawn by geometric skipping inside fixed column segments of
+/// `segment_length` columns, so a column range of S can be generated without the columns
+/// before it; `segment_length` is part of the operator's definition.
+struct SparseDist {
+  std::int64_t n_rows = 0;  ///< k
+  std::int64_t n_cols = 0;  ///< D
+  double density = 0.0;     ///< p in (0, 1]; 0 means 1/sqrt(D)
+  Scaling scaling = Scaling::unscaled;
+  std::int64_t segment_length = std::int64_t(1) << 16;
+};
+
+/// \brief p = 1/sqrt(D), the "very sparse" density of Li, Hastie & Church (2006).
+inline double very_sparse_density(std::int64_t D) { return 1.0 / std::sqrt(double(D)); }
+/// \brief p = 1/3, Achlioptas' (2003) sparse projection (s = 3).
+inline constexpr double achlioptas_density() { return 1.0 / 3.0; }
+
+namespace Impl {
+inline void check_operator_dims(const char* f, std::int64_t rows, std::int64_t cols) {
+  KOKKOSSKETCH_THROW_IF(rows <= 0 || cols <= 0, f, "operator extents must be positive, got ",
+                        rows, " x ", cols);
+}
+inline void check_submatrix(const char* f, std::int64_t row0, std::int64_t col0,
+                            std::int64_t n_rows, std::int64_t n_cols, std::int64_t rows,
+                            std::int64_t cols) {
+  KOKKOSSKETCH_THROW_IF(row0 < 0 || col0 < 0 || n_rows <= 0 || n_cols <= 0 ||
+                            row0 > rows - n_rows || col0 > cols - n_cols,
+                        f, "submatrix [", row0, " : ", row0 + n_rows, ", ", col0, " : ",
+                        col0 + n_cols, ") is empty or outside the ", rows, " x ", cols,
+                        " operator");
+}
+}  // namespace Impl
+
+/// \brief One realisation of a DenseDist, optionally restricted to a submatrix.
+///
+/// Entry (i, j) of the operator is entry (row0 + i, col0 + j) of the full matrix, a pure
+/// function of (state, row0 + i, col0 + j). Counters: words (0,1) advance with the column
+/// block, words (2,3) with the global row; the operator uses rows
+/// [counter23, counter23 + dist.n_rows) of the counter space.
+class DenseOp {
+ public:
+  /// Entries per Philox call: 128 signs, 4 uniforms or 4 Gaussians.
+  KOKKOS_INLINE_FUNCTION int block_size() const {
+    return m_dist.entries == DenseEntries::rademacher ? 128 : 4;
+  }
+
+  DenseOp() = default;
+  DenseOp(const DenseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
+    Impl::check_operator_dims("DenseOp", dist.n_rows, dist.n_cols);
+    m_rows = dist.n_rows;
+    m_cols = dist.n_cols;
+    m_scale = compute_scale();
+  }
+
+  /// \brief The submatrix S[row0 : row0 + n_rows, col0 : col0 + n_cols] as an operator.
+  DenseOp submatrix(std::int64_t row0, std::int64_t col0, std::int64_t n_rows,
+                    std::int64_t n_cols) const {
+    Impl::check_submatrix("DenseOp::submatrix", row0, col0, n_rows, n_cols, m_rows, m_cols);
+    DenseOp s = *this;
+    s.m_row0 += row0;
+    s.m_col0 += col0;
+    s.m_rows = n_rows;
+    s.m_cols = n_cols;
+    return s;
+  }
+
+  KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return m_rows; }
+  KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return m_cols; }
+  KOKKOS_INLINE_FUNCTION std::int64_t row_offset() const { return m_row0; }
+  KOKKOS_INLINE_FUNCTION std::int64_t col_offset() const { return m_col0; }
+  /// Factor applied to the raw entries (1 for Scaling::unscaled).
+  KOKKOS_INLINE_FUNCTION double scale() const { return m_scale; }
+  const DenseDist& dist() const { return m_dist; }
+  const RNGState& state() const { return m_state; }
+  /// First state whose counters this operator (the full matrix) does not use.
+  RNGState next_state() const {
+    return RNGState(m_state.key,
+                    Impl::offset_counter(m_state.counter, 0, std::uint64_t(m_dist.n_rows)));
+  }
+
+  /// Raw words of the Philox block holding global column block `blk` of global row `grow`.
+  KOKKOS_INLINE_FUNCTION PhiloxCounter block_words(std::int64_t grow, std::int64_t blk) const {
+    return philox4x32_10(
+        Impl::offset_counter(m_state.counter, std::uint64_t(blk), std::uint64_t(grow)),
+        m_state.key);
+  }
+
+  /// Unscaled entry `e` (0 <= e < block_size()) of a block's words.
+  KOKKOS_INLINE_FUNCTION double block_entry(const PhiloxCounter& w, int e) const {
+    switch (m_dist.entries) {
+      case DenseEntries::rademacher: return Impl::sign_from_bit(w.v[e >> 5], e & 31);
+      case DenseEntries::uniform: return Impl::uniform_pm1(w.v[e]);
+      default: {
+        double z0, z1;
+        Impl::gaussian_pair(w.v[e & 2], w.v[(e & 2) + 1], z0, z1);
+        return (e & 1) ? z1 : z0;
+      }
+    }
+  }
+
+  /// \brief Unscaled entry (i, j) of this (sub)operator; host and device.
+  KOKKOS_INLINE_FUNCTION double entry(std::int64_t i, std::int64_t j) const {
+    const std::int64_t gj = m_col0 + j;
+    const int bs = block_size();
+    return block_entry(block_words(m_row0 + i, gj / bs), int(gj % bs));
+  }
+
+ private:
+  double compute_scale() const {
+    if (m_dist.scaling == Scaling::unscaled) return 1.0;
+    const double k = double(m_dist.n_rows);
+    return m_dist.entries == DenseEntries::uniform ? std::sqrt(3.0 / k) : 1.0 / std::sqrt(k);
+  }
+  DenseDist m_dist{};
+  RNGState m_state{};
+  std::int64_t m_row0 = 0, m_col0 = 0, m_rows = 0, m_cols = 0;
+  double m_scale = 1.0;
+};
+
+/// \brief One realisation of a SparseDist, optionally restricted to a submatrix.
+///
+/// Row pattern: the full column axis is cut into segments of L = dist.segment_length columns.
+/// In segment s of global row r, draw m (m = 0, 1, ...) is Philox(counter + (m + 2^32 s, r))
+/// under the state's key; words (0,1) give u in (0, 1], word 2's low bit the sign. The skip
+/// G_m = geometric(p)(u) (number of zeros before the next nonzero) is sampled exactly
+/// (Impl::GeometricTable), positions are pos_0 = G_0, pos_m = pos_{m-1} + 1 + G_m, and the
+/// segment ends at the first pos_m >= L. This yields independent Bernoulli(p) entries with
+/// random signs, identical on every backend, team size and thread count, and lets any column
+/// range be generated starting at its first segment.
+class SparseOp {
+ public:
+  /// One nonzero candidate of a row pattern: skip to it, and its sign.
+  struct Draw {
+    std::int64_t skip;
+    double sign;
+  };
+
+  SparseOp() = default;
+  SparseOp(const SparseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
+    Impl::check_operator_dims("SparseOp", dist.n_rows, dist.n_cols);
+    const double p = dist.density == 0.0 ? very_sparse_density(dist.n_cols) : dist.density;
+    KOKKOSSKETCH_THROW_IF(!(p > 0.0 && p <= 1.0), "SparseOp",
+                          "density must lie in (0, 1], got ", dist.density);
+    const std::int64_t L = dist.segment_length;
+    KOKKOSSKETCH_THROW_IF(L <= 0 || L > (std::int64_t(1) << 30), "SparseOp",
+                          "segment_length must lie in [1, 2^30], got ", L);
+    KOKKOSSKETCH_THROW_IF((dist.n_cols - 1) / L >= (std::int64_t(1) << 32), "SparseOp",
+                          "D = ", dist.n_cols, " needs more than 2^32 segments of ", L,
+                          " columns");
+    m_p = p;
+    m_rows = dist.n_rows;
+    m_cols = dist.n_cols;
+    int nbits = 1;
+    while ((std::int64_t(1) << nbits) - 1 < L) ++nbits;
+    m_table = Impl::GeometricTable::make(p, nbits);
+    m_scale = dist.scaling == Scaling::unscaled ? 1.0 : 1.0 / std::sqrt(p * double(m_rows));
+  }
+
+  /// \brief The submatrix S[row0 : row0 + n_rows, col0 : col0 + n_cols] as an operator.
+  SparseOp submatrix(std::int64_t row0, std::int64_t col0, std::int64_t n_rows,
+                     std::int64_t n_cols) const {
+    Impl::check_submatrix("SparseOp::submatrix", row0, col0, n_rows, n_cols, m_rows, m_cols);
+    SparseOp s = *this;
+    s.m_row0 += row0;
+    s.m_col0 += col0;
+    s.m_rows = n_rows;
+    s.m_cols = n_cols;
+    return s;
+  }
+
+  KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return m_rows; }
+  KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return m_cols; }
+  KOKKOS_INLINE_FUNCTION std::int64_t row_offset() const { return m_row0; }
+  KOKKOS_INLINE_FUNCTION std::int64_t col_offset() const { return m_col0; }
+  KOKKOS_INLINE_FUNCTION double density() const { return m_p; }
+  KOKKOS_INLINE_FUNCTION double scale() const { return m_scale; }
+  KOKKOS_INLINE_FUNCTION std::int64_t segment_length() const { return m_dist.segment_length; }
+  const SparseDist& dist() const { return m_dist; }
+  const RNGState& state() const { return m_state; }
+  RNGState next_state() const {
+    return RNGState(m_state.key,
+                    Impl::offset_counter(m_state.counter, 0, std::uint64_t(m_dist.n_rows)));
+  }
+
+  /// \brief Draw m of segment `seg` of global row `grow`; host and device.
+  KOKKOS_INLINE_FUNCTION Draw draw(std::int64_t grow, std::int64_t seg, std::uint32_t m) const {
+    const std::uint64_t lo = (std::uint64_t(seg) << 32) | std::uint64_t(m);
+    const PhiloxCounter w = philox4x32_10(
+        Impl::offset_counter(m_state.counter, lo, std::uint64_t(grow)), m_state.key);
+    return Draw{m_table.sample(Impl::u01_53(w.v[0], w.v[1])), Impl::sign_from_bit(w.v[2], 0)};
+  }
+
+  /// \brief Calls f(j, sign) for every nonzero of row i of this (sub)operator, j ascending,
+  /// with j relative to the submatrix; host and device, sequential.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each_in_row(std::int64_t i, F&& f) const {
+    const std::int64_t L = m_dist.segment_length;
+    const std::int64_t grow = m_row0 + i;
+    const std::int64_t gbegin = m_col0, gend = m_col0 + m_cols;
+    for (std::int64_t seg = gbegin / L; seg * L < gend; ++seg) {
+      const std::int64_t base = seg * L;
+      std::int64_t pos = -1;
+      for (std::uint32_t m = 0;; ++m) {
+        const Draw d = draw(grow, seg, m);
+        pos += 1 + d.skip;
+        if (pos >= L || base + pos >= gend) break;
+        if (base + pos >= gbegin) f(base + pos - gbegin, d.sign);
+      }
+    }
+  }
+
+ private:
+  SparseDist m_dist{};
+  RNGState m_state{};
+  Impl::GeometricTable m_table{};
+  double m_p = 0.0, m_scale = 1.0;
+  std::int64_t m_row0 = 0, m_col0 = 0, m_rows = 0, m_cols = 0;
+};
+
+}  // namespace KokkosSketch
+
+#endif

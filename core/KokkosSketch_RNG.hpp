@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_RNG.hpp
+/// \brief Explicit RNG state and the draws built on Philox4x32-10.
+///
+/// All draws are pure functions of 32-bit Philox output words. Uniform, sign and geometric
+/// draws use exact IEEE arithmetic only (integer conversions, scaling by powers of two,
+/// correctly rounded products), so they are bit-identical on every backend. Gaussian draws
+/// use log/sqrt/sin/cos and may differ between host and device math libraries in the last
+/// bits.
+#ifndef KOKKOSSKETCH_RNG_HPP
+#define KOKKOSSKETCH_RNG_HPP
+
+#include <KokkosSketch_Compat.hpp>
+#include <KokkosSketch_Philox.hpp>
+
+#include <cstdint>
+
+namespace KokkosSketch {
+
+/// \brief Explicit generator state: a Philox key and a base counter.
+///
+/// Operators built from a state address the counter space relative to `counter`; calls never
+/// modify the state they are given. `Op::next_state()` returns the first state whose counters
+/// the operator does not use, so independent operators can be chained.
+struct RNGState {
+  PhiloxKey key{{0u, 0u}};
+  PhiloxCounter counter{{0u, 0u, 0u, 0u}};
+
+  RNGState() = default;
+  /// \brief State with key = the 64-bit seed and counter zero.
+  explicit RNGState(std::uint64_t seed)
+      : key{{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}} {}
+  RNGState(PhiloxKey k, PhiloxCounter c) : key(k), counter(c) {}
+
+  friend bool operator==(const RNGState& a, const RNGState& b) {
+    return a.key.k[0] == b.key.k[0] && a.key.k[1] == b.key.k[1] &&
+           a.counter.v[0] == b.counter.v[0] && a.counter.v[1] == b.counter.v[1] &&
+           a.counter.v[2] == b.counter.v[2] && a.counter.v[3] == b.counter.v[3];
+  }
+  friend bool operator!=(const RNGState& a, const RNGState& b) { return !(a == b); }
+};
+
+namespace Impl {
+
+KOKKOS_FORCEINLINE_FUNCTION std::uint64_t join64(std::uint32_t lo, std::uint32_t hi) {
+  return static_cast<std::uint64_t>(lo) | (static_cast<std::uint64_t>(hi) << 32);
+}
+
+/// Counter `base` advanced by `lo` in words (0,1) and by `hi` in words (2,3), each half
+/// wrapping modulo 2^64.
+KOKKOS_FORCEINLINE_FUNCTION PhiloxCounter offset_counter(const PhiloxCounter& base,
+                                                         std::uint64_t lo, std::uint64_t hi) {
+  const std::uint64_t a = join64(base.v[0], base.v[1]) + lo;
+  const std::uint64_t b = join64(base.v[2], base.v[3]) + hi;
+  return PhiloxCounter{{static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(a >> 32),
+                        static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32)}};
+}
+
+/// Uniform double in (0, 1] from 53 bits of two words: exact on every backend.
+KOKKOS_FORCEINLINE_FUNCTION double u01_53(std::uint32_t w0, std::uint32_t w1) {
+  const std::uint64_t x = join64(w0, w1) >> 11;
+  return static_cast<double>(x + 1) * 0x1.0p-53;
+}
+
+/// Uniform double in (0, 1) from one word: (w + 1/2) 2^-32, exact.
+KOKKOS_FORCEINLINE_FUNCTION double u01_32(std::uint32_t w) {
+  return (static_cast<double>(w) + 0.5) * 0x1.0p-32;
+}
+
+/// Uniform in (-1, 1) with 24 random bits: exact in float and double.
+KOKKOS_FORCEINLINE_FUNCTION double uniform_pm1(std::uint32_t w) {
+  return (static_cast<double>(w >> 8) + 0.5) * 0x1.0p-23 - 1.0;
+}
+
+/// +1 or -1 from one bit of a word.
+KOKKOS_FORCEINLINE_FUNCTION double sign_from_bit(std::uint32_t w, int bit) {
+  return ((w >> bit) & 1u) ? -1.0 : 1.0;
+}
+
+/// Two standard normal draws by Box-Muller from two words.
+KOKKOS_INLINE_FUNCTION void gaussian_pair(std::uint32_t w0, std::uint32_t w1, double& z0,
+                                          double& z1) {
+  constexpr double two_pi = 6.283185307179586476925286766559;
+  const double r = Impl::sqrt(-2.0 * Impl::log(u01_32(w0)));
+  const double t = two_pi * (static_cast<double>(w1) * 0x1.0p-32);
+  z0 = r * Impl::cos(t);
+  z1 = r * Impl::sin(t);
+}
+
+/// \brief Exact, backend-independent sampler of the geometric law P(G >= g) = q^g.
+///
+/// Holds t[j] = q^(2^j) computed by repeated squaring on the host. `sample(u)` returns the
+/// largest g < 2^nbits with prod_{bits j of g, high to low} t[j] >= u, i.e. inversion of the
+/// survival function with every power of q formed by the same sequence of correctly rounded
+/// products. No transcendental function is involved, so host and device agree bit for bit.
+/// Results saturate at 2^nbits - 1, which callers choose >= the longest useful skip.
+struct GeometricTable {
+  static constexpr int max_bits = 48;
+  double t[max_bits];
+  int nbits = 0;
+
+  /// Table for success probability p in (0, 1]; skips saturate at 2^nbits - 1.
+  static GeometricTable make(double p, int nbits) {
+    GeometricTable g;
+    g.nbits = nbits;
+    double v = 1.0 - p;
+    for (int j = 0; j < max_bits; ++j) {
+      g.t[j] = v;
+      v = v * v;
+    }
+    return g;
+  }
+
+  /// Number of failures before the first success, for u uniform in (0, 1].
+  KOKKOS_INLINE_FUNCTION std::int64_t sample(double u) const {
+    std::int64_t g = 0;
+    double acc = 1.0;
+    for (int j = nbits - 1; j >= 0; --j) {
+      const double trial = acc * t[j];
+      if (trial >= u) {
+        acc = trial;
+        g |= std::int64_t(1) << j;
+      }
+    }
+    return g;
+  }
+};
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Philox4x32-10 against Random123's published known-answer vectors, on every backend.
+#include <KokkosSketch_Philox.hpp>
+#include <KokkosSketch_RNG.hpp>
+#include <KokkosSketch_TestUtils.hpp>
+
+namespace {
+
+using namespace KokkosSketch;
+
+struct Kat {
+  PhiloxCounter ctr;
+  PhiloxKey key;
+  PhiloxCounter expected;
+};
+
+// Random123 kat_vectors: philox4x32 10 {zero, all-ones, pi digits}.
+const Kat kats[3] = {
+    {{{0u, 0u, 0u, 0u}}, {{0u, 0u}}, {{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}}},
+    {{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
+     {{0xffffffffu, 0xffffffffu}},
+     {{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}}},
+    {{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}},
+     {{0xa4093822u, 0x299f31d0u}},
+     {{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}}}};
+
+template <class Space>
+class PhiloxTest : public ::testing::Test {};
+TYPED_TEST_SUITE(PhiloxTest, Test::ExecutionSpaces, Test::SpaceName);
+
+TYPED_TEST(PhiloxTest, KnownAnswerVectors) {
+  using Space = TypeParam;
+  Kokkos::View<std::uint32_t* [4], typename Space::memory_space> out("out", 3);
+  Kokkos::View<Kat*, Kokkos::HostSpace> in_h("in", 3);
+  for (int i = 0; i < 3; ++i) in_h(i) = kats[i];
+  auto in = Kokkos::create_mirror_view_and_copy(typename Space::memory_space(), in_h);
+  Kokkos::parallel_for(
+      Kokkos::RangePolicy<Space>(0, 3), KOKKOS_LAMBDA(int i) {
+        const PhiloxCounter r = philox4x32_10(in(i).ctr, in(i).key);
+        for (int w = 0; w < 4; ++w) out(i, w) = r.v[w];
+      });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  for (int i = 0; i < 3; ++i)
+    for (int w = 0; w < 4; ++w)
+      EXPECT_EQ(h(i, w), kats[i].expected.v[w]) << "vector " << i << " word " << w;
+}
+
+TEST(RNGState, SeedFillsKeyAndLeavesCounterZero) {
+  const RNGState s(0x0123456789abcdefULL);
+  EXPECT_EQ(s.key.k[0], 0x89abcdefu);
+  EXPECT_EQ(s.key.k[1], 0x01234567u);
+  for (int w = 0; w < 4; ++w) EXPECT_EQ(s.counter.v[w], 0u);
+}
+
+TEST(RNGState, CounterOffsetCarriesWithinHalves) {
+  const PhiloxCounter c{{0xffffffffu, 0u, 0xffffffffu, 0xffffffffu}};
+  const PhiloxCounter d = Impl::offset_counter(c, 1, 1);
+  EXPECT_EQ(d.v[0], 0u);
+  EXPECT_EQ(d.v[1], 1u);
+  EXPECT_EQ(d.v[2], 0u);  // the high half wraps modulo 2^64 without touching the low half
+  EXPECT_EQ(d.v[3], 0u);
+}
+
+TEST(Draws, UniformsAreInTheirIntervals) {
+  EXPECT_GT(Impl::u01_53(0u, 0u), 0.0);
+  EXPECT_EQ(Impl::u01_53(0xffffffffu, 0xffffffffu), 1.0);
+  EXPECT_GT(Impl::u01_32(0u), 0.0);
+  EXPECT_LT(Impl::u01_32(0xffffffffu), 1.0);
+  EXPECT_GT(Impl::uniform_pm1(0u), -1.0);
+  EXPECT_LT(Impl::uniform_pm1(0xffffffffu), 1.0);
+  EXPECT_EQ(Impl::sign_from_bit(1u, 0), -1.0);
+  EXPECT_EQ(Impl::sign_from_bit(2u, 0), 1.0);
+}
+
+}  // namespace

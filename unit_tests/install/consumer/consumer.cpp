@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// A downstream program: projects 3 points of R^1000 to R^64 with a very sparse operator.
+#include <KokkosSketch.hpp>
+
+#include <cstdio>
+
+int main(int argc, char* argv[]) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  const KokkosSketch::SparseOp S({64, 1000}, KokkosSketch::RNGState(7));
+  Kokkos::View<float**> A("A", 1000, 3), Y("Y", 64, 3);
+  Kokkos::deep_copy(A, 1.0f);
+  KokkosSketch::sparse_project(S, A, Y);
+  std::printf("consumer: projected %d x %d -> %d x %d\n", 1000, 3, int(Y.extent(0)),
+              int(Y.extent(1)));
+  return 0;
+}
