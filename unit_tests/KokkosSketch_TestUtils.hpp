@@ -12,7 +12,7 @@
 #include <sstream>
 #include <vector>
 
-namespace KokkosSketch::Test {
+namespace KokkosSketch::TestUtil {
 
 /// Every execution space this Kokkos build enables (one CUDA build tests all three).
 using ExecutionSpaces = ::testing::Types<
@@ -80,6 +80,6 @@ inline ::testing::AssertionResult allclose(const std::vector<double>& got,
   return within_bounds(got, want, bound, ncols);
 }
 
-}  // namespace KokkosSketch::Test
+}  // namespace KokkosSketch::TestUtil
 
 #endif

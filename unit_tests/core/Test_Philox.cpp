@@ -26,20 +26,26 @@ const Kat kats[3] = {
 
 template <class Space>
 class PhiloxTest : public ::testing::Test {};
-TYPED_TEST_SUITE(PhiloxTest, Test::ExecutionSpaces, Test::SpaceName);
+TYPED_TEST_SUITE(PhiloxTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
-TYPED_TEST(PhiloxTest, KnownAnswerVectors) {
-  using Space = TypeParam;
-  Kokkos::View<std::uint32_t* [4], typename Space::memory_space> out("out", 3);
-  Kokkos::View<Kat*, Kokkos::HostSpace> in_h("in", 3);
-  for (int i = 0; i < 3; ++i) in_h(i) = kats[i];
+// Evaluates Philox on `Space` for each (counter, key) pair (a free function: CUDA lambdas
+// may not live in a test body).
+template <class Space>
+Kokkos::View<std::uint32_t* [4], Kokkos::LayoutRight, Kokkos::HostSpace> philox_on(const Kat* kat, int n) {
+  Kokkos::View<std::uint32_t* [4], Kokkos::LayoutRight, typename Space::memory_space> out("out", n);
+  Kokkos::View<Kat*, Kokkos::HostSpace> in_h("in", n);
+  for (int i = 0; i < n; ++i) in_h(i) = kat[i];
   auto in = Kokkos::create_mirror_view_and_copy(typename Space::memory_space(), in_h);
   Kokkos::parallel_for(
-      Kokkos::RangePolicy<Space>(0, 3), KOKKOS_LAMBDA(int i) {
+      Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(int i) {
         const PhiloxCounter r = philox4x32_10(in(i).ctr, in(i).key);
         for (int w = 0; w < 4; ++w) out(i, w) = r.v[w];
       });
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+}
+
+TYPED_TEST(PhiloxTest, KnownAnswerVectors) {
+  const auto h = philox_on<TypeParam>(kats, 3);
   for (int i = 0; i < 3; ++i)
     for (int w = 0; w < 4; ++w)
       EXPECT_EQ(h(i, w), kats[i].expected.v[w]) << "vector " << i << " word " << w;

@@ -14,7 +14,7 @@ using namespace KokkosSketch;
 
 template <class Space>
 class ProjectTest : public ::testing::Test {};
-TYPED_TEST_SUITE(ProjectTest, Test::ExecutionSpaces, Test::SpaceName);
+TYPED_TEST_SUITE(ProjectTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
 /// A (D x b) with entries uniform in [-1, 1] from a fixed mt19937 seed (never zeros).
 template <class Layout, class Space, class Scalar = float>
@@ -76,8 +76,8 @@ void check_sparse_against_reference(const SparseOp& S, std::int64_t b, unsigned 
   Kokkos::deep_copy(Y, std::numeric_limits<float>::quiet_NaN());  // every entry must be written
   sparse_project(Space(), S, A, Y);
   const auto M = csr_to_dense(materialize(Space(), S));
-  const auto ref = reference_product<float>(M, k, D, Test::to_host(A), b);
-  EXPECT_TRUE(Test::within_bounds(Test::to_host(Y), ref.Y, ref.bound, b));
+  const auto ref = reference_product<float>(M, k, D, TestUtil::to_host(A), b);
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, b));
 }
 
 TYPED_TEST(ProjectTest, SparseMatchesMaterializedTimesA) {
@@ -120,9 +120,9 @@ void check_dense_against_reference(const DenseOp& S, std::int64_t b, unsigned se
   Kokkos::View<float**, Layout, typename Space::memory_space> Y("Y", k, b);
   Kokkos::deep_copy(Y, std::numeric_limits<float>::quiet_NaN());
   dense_project(Space(), S, A, Y);
-  const auto M = Test::to_host(materialize(Space(), S));
-  const auto ref = reference_product<float>(M, k, D, Test::to_host(A), b);
-  EXPECT_TRUE(Test::within_bounds(Test::to_host(Y), ref.Y, ref.bound, b));
+  const auto M = TestUtil::to_host(materialize(Space(), S));
+  const auto ref = reference_product<float>(M, k, D, TestUtil::to_host(A), b);
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, b));
 }
 
 TYPED_TEST(ProjectTest, DenseMatchesMaterializedTimesA) {
@@ -142,7 +142,7 @@ TYPED_TEST(ProjectTest, SparseIsIdenticalAcrossTeamSizes) {
   auto A = random_matrix<Kokkos::LayoutRight, Space>(5000, 6, 8);
   view_t Y0("Y0", 37, 6);
   sparse_project(Space(), S, A, Y0);
-  const auto ref = Test::to_host(Y0);
+  const auto ref = TestUtil::to_host(Y0);
   const int max_team = Kokkos::TeamPolicy<Space>(1, Kokkos::AUTO)
                            .team_size_max(Impl::SparseProjectGeneric<Space, decltype(A), view_t>{
                                               S, A, Y0, 1},
@@ -151,7 +151,7 @@ TYPED_TEST(ProjectTest, SparseIsIdenticalAcrossTeamSizes) {
     view_t Y("Y", 37, 6);
     Impl::SparseProjectGeneric<Space, decltype(A), view_t>::apply(Space(), S, A, Y, team, 1);
     // Each (row, column) sum runs in draw order on one lane: bitwise equal.
-    EXPECT_EQ(Test::to_host(Y), ref) << "team size " << team;
+    EXPECT_EQ(TestUtil::to_host(Y), ref) << "team size " << team;
   }
 }
 
@@ -166,7 +166,7 @@ TYPED_TEST(ProjectTest, RunsOnTheGivenInstanceAsynchronously) {
   sparse_project(space, S, A, Y, async);
   space.fence();
   sparse_project(S, A, Y2);  // default instance overload
-  EXPECT_EQ(Test::to_host(Y), Test::to_host(Y2));
+  EXPECT_EQ(TestUtil::to_host(Y), TestUtil::to_host(Y2));
 }
 
 TYPED_TEST(ProjectTest, BadInputThrows) {
