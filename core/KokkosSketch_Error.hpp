@@ -17,10 +17,16 @@ namespace KokkosSketch {
 /// S.cols() = 6 [KokkosSketch_Project.hpp:120]`.
 class Error : public std::runtime_error {
  public:
+  /// \brief Builds the message `KokkosSketch::<function>: <what> [<file>:<line>]`.
+  /// \param [in] function public entry point that rejected the call, without namespace
+  /// \param [in] what the problem, with the offending extents or values
+  /// \param [in] file source file of the check (the directory part is dropped)
+  /// \param [in] line source line of the check
   Error(const std::string& function, const std::string& what, const char* file, int line)
       : std::runtime_error(format(function, what, file, line)), m_function(function) {}
 
   /// \brief Name of the public function that raised the error.
+  /// \return the name, without the `KokkosSketch::` prefix
   const std::string& function() const noexcept { return m_function; }
 
  private:

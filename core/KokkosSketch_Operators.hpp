@@ -22,7 +22,8 @@ namespace KokkosSketch {
 enum class Scaling {
   /// Raw entries: +-1 for signs (as in the seeds and Li, Hastie & Church 2006), N(0,1), U(-1,1).
   unscaled,
-  /// Entries scaled so that E ||S x||^2 = ||x||^2 for every x (Johnson-Lindenstrauss scaling).
+  /// Entries scaled so that E ||S x||^2 = ||x||^2 for every x (Johnson-Lindenstrauss scaling):
+  /// \f$\mathbb{E}\,\|Sx\|_2^2 = \|x\|_2^2\f$.
   isometric
 };
 
@@ -37,8 +38,8 @@ enum class DenseEntries {
 struct DenseDist {
   std::int64_t n_rows = 0;  ///< k
   std::int64_t n_cols = 0;  ///< D
-  DenseEntries entries = DenseEntries::rademacher;
-  Scaling scaling = Scaling::unscaled;
+  DenseEntries entries = DenseEntries::rademacher;  ///< law of the entries
+  Scaling scaling = Scaling::unscaled;              ///< raw or isometric entries
 };
 
 /// \brief A k x D very sparse random sign matrix law (Li, Hastie & Church 2006).
@@ -52,13 +53,18 @@ struct SparseDist {
   std::int64_t n_rows = 0;  ///< k
   std::int64_t n_cols = 0;  ///< D
   double density = 0.0;     ///< p in (0, 1]; 0 means 1/sqrt(D)
-  Scaling scaling = Scaling::unscaled;
+  Scaling scaling = Scaling::unscaled;  ///< raw +-1 or +-1/sqrt(p k)
+  /// Columns per pattern segment, in [1, 2^30]; part of the definition of S (a different
+  /// value gives a different matrix).
   std::int64_t segment_length = std::int64_t(1) << 16;
 };
 
 /// \brief p = 1/sqrt(D), the "very sparse" density of Li, Hastie & Church (2006).
+/// \param [in] D number of columns of the operator
+/// \return \f$1/\sqrt{D}\f$
 inline double very_sparse_density(std::int64_t D) { return 1.0 / std::sqrt(double(D)); }
 /// \brief p = 1/3, Achlioptas' (2003) sparse projection (s = 3).
+/// \return 1/3
 inline constexpr double achlioptas_density() { return 1.0 / 3.0; }
 
 namespace Impl {
@@ -85,12 +91,19 @@ inline void check_submatrix(const char* f, std::int64_t row0, std::int64_t col0,
 /// [counter23, counter23 + dist.n_rows) of the counter space.
 class DenseOp {
  public:
-  /// Entries per Philox call: 128 signs, 4 uniforms or 4 Gaussians.
+  /// \brief Entries per Philox call: 128 signs, 4 uniforms or 4 Gaussians.
+  /// \return the number of consecutive entries of a row that one Philox call produces
   KOKKOS_INLINE_FUNCTION int block_size() const {
     return m_dist.entries == DenseEntries::rademacher ? 128 : 4;
   }
 
+  /// \brief An empty operator (0 x 0); assign a constructed one before use.
   DenseOp() = default;
+  /// \brief The realisation of `dist` fixed by `state`.
+  /// \param [in] dist extents, law and scaling
+  /// \param [in] state key and base counter; the operator uses counter rows
+  ///   [state.counter + 0, state.counter + dist.n_rows) (words 2 and 3)
+  /// \throws Error if dist.n_rows or dist.n_cols is not positive
   DenseOp(const DenseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
     Impl::check_operator_dims("DenseOp", dist.n_rows, dist.n_cols);
     m_rows = dist.n_rows;
@@ -99,6 +112,15 @@ class DenseOp {
   }
 
   /// \brief The submatrix S[row0 : row0 + n_rows, col0 : col0 + n_cols] as an operator.
+  ///
+  /// Offsets are relative to this operator (submatrices of submatrices compose). The
+  /// entries, scaling included, are those of the full matrix; nothing is generated here.
+  /// \param [in] row0 first row
+  /// \param [in] col0 first column
+  /// \param [in] n_rows number of rows, > 0
+  /// \param [in] n_cols number of columns, > 0
+  /// \return the submatrix as a DenseOp
+  /// \throws Error if the range is empty or not inside this operator
   DenseOp submatrix(std::int64_t row0, std::int64_t col0, std::int64_t n_rows,
                     std::int64_t n_cols) const {
     Impl::check_submatrix("DenseOp::submatrix", row0, col0, n_rows, n_cols, m_rows, m_cols);
@@ -110,28 +132,52 @@ class DenseOp {
     return s;
   }
 
+  /// \brief Number of rows.
+  /// \return k, or the submatrix's row count
   KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return m_rows; }
+  /// \brief Number of columns.
+  /// \return D, or the submatrix's column count
   KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return m_cols; }
+  /// \brief Row of the full matrix where this (sub)operator starts.
+  /// \return 0 for a full operator
   KOKKOS_INLINE_FUNCTION std::int64_t row_offset() const { return m_row0; }
+  /// \brief Column of the full matrix where this (sub)operator starts.
+  /// \return 0 for a full operator
   KOKKOS_INLINE_FUNCTION std::int64_t col_offset() const { return m_col0; }
-  /// Factor applied to the raw entries (1 for Scaling::unscaled).
+  /// \brief Factor applied to the raw entries.
+  /// \return 1 for Scaling::unscaled; \f$1/\sqrt{k}\f$ (Rademacher, Gaussian) or
+  ///   \f$\sqrt{3/k}\f$ (uniform) for Scaling::isometric, k the full matrix's rows
   KOKKOS_INLINE_FUNCTION double scale() const { return m_scale; }
+  /// \brief The law this operator was built from.
+  /// \return the distribution, with the extents of the full matrix
   const DenseDist& dist() const { return m_dist; }
+  /// \brief The RNG state this operator was built from.
+  /// \return the state, unchanged by every call
   const RNGState& state() const { return m_state; }
-  /// First state whose counters this operator (the full matrix) does not use.
+  /// \brief First state whose counters this operator (the full matrix) does not use.
+  /// \return state() with counter words (2, 3) advanced by dist().n_rows
   RNGState next_state() const {
     return RNGState(m_state.key,
                     Impl::offset_counter(m_state.counter, 0, std::uint64_t(m_dist.n_rows)));
   }
 
-  /// Raw words of the Philox block holding global column block `blk` of global row `grow`.
+  /// \brief Raw words of the Philox block holding global column block `blk` of global row
+  /// `grow` (low-level access used by the kernels).
+  /// \param [in] grow row of the full matrix
+  /// \param [in] blk column block of the full matrix: columns [blk * block_size(),
+  ///   (blk + 1) * block_size())
+  /// \return Philox4x32-10 of (counter + (blk, grow)) under the state's key
   KOKKOS_INLINE_FUNCTION PhiloxCounter block_words(std::int64_t grow, std::int64_t blk) const {
     return philox4x32_10(
         Impl::offset_counter(m_state.counter, std::uint64_t(blk), std::uint64_t(grow)),
         m_state.key);
   }
 
-  /// Unscaled entry `e` (0 <= e < block_size()) of a block's words.
+  /// \brief Unscaled entry `e` of a block (low-level access used by the kernels).
+  /// \param [in] w the block's words, from block_words()
+  /// \param [in] e position in the block, 0 <= e < block_size()
+  /// \return +-1 (bit e of the words), U(-1, 1) (word e) or N(0, 1) (Box-Muller on words
+  ///   (e & 2, (e & 2) + 1))
   KOKKOS_INLINE_FUNCTION double block_entry(const PhiloxCounter& w, int e) const {
     switch (m_dist.entries) {
       case DenseEntries::rademacher: return Impl::sign_from_bit(w.v[e >> 5], e & 31);
@@ -145,6 +191,9 @@ class DenseOp {
   }
 
   /// \brief Unscaled entry (i, j) of this (sub)operator; host and device.
+  /// \param [in] i row, 0 <= i < rows()
+  /// \param [in] j column, 0 <= j < cols()
+  /// \return the raw entry; multiply by scale() for the operator's value
   KOKKOS_INLINE_FUNCTION double entry(std::int64_t i, std::int64_t j) const {
     const std::int64_t gj = m_col0 + j;
     const int bs = block_size();
@@ -177,11 +226,18 @@ class SparseOp {
  public:
   /// One nonzero candidate of a row pattern: skip to it, and its sign.
   struct Draw {
-    std::int64_t skip;
-    double sign;
+    std::int64_t skip;  ///< zeros before this candidate (geometric with parameter p)
+    double sign;        ///< +1 or -1
   };
 
+  /// \brief An empty operator (0 x 0); assign a constructed one before use.
   SparseOp() = default;
+  /// \brief The realisation of `dist` fixed by `state`.
+  /// \param [in] dist extents, density (0 selects 1/sqrt(D)), scaling, segment length
+  /// \param [in] state key and base counter; the operator uses counter rows
+  ///   [state.counter + 0, state.counter + dist.n_rows) (words 2 and 3)
+  /// \throws Error if an extent is not positive, the density is not in (0, 1], the
+  ///   segment length is not in [1, 2^30], or D needs 2^32 segments or more
   SparseOp(const SparseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
     Impl::check_operator_dims("SparseOp", dist.n_rows, dist.n_cols);
     const double p = dist.density == 0.0 ? very_sparse_density(dist.n_cols) : dist.density;
@@ -203,6 +259,16 @@ class SparseOp {
   }
 
   /// \brief The submatrix S[row0 : row0 + n_rows, col0 : col0 + n_cols] as an operator.
+  ///
+  /// Offsets are relative to this operator (submatrices of submatrices compose). The
+  /// entries, density and scaling are those of the full matrix; a column range is generated
+  /// from its first segment on, without the columns before it.
+  /// \param [in] row0 first row
+  /// \param [in] col0 first column
+  /// \param [in] n_rows number of rows, > 0
+  /// \param [in] n_cols number of columns, > 0
+  /// \return the submatrix as a SparseOp
+  /// \throws Error if the range is empty or not inside this operator
   SparseOp submatrix(std::int64_t row0, std::int64_t col0, std::int64_t n_rows,
                      std::int64_t n_cols) const {
     Impl::check_submatrix("SparseOp::submatrix", row0, col0, n_rows, n_cols, m_rows, m_cols);
@@ -214,21 +280,47 @@ class SparseOp {
     return s;
   }
 
+  /// \brief Number of rows.
+  /// \return k, or the submatrix's row count
   KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return m_rows; }
+  /// \brief Number of columns.
+  /// \return D, or the submatrix's column count
   KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return m_cols; }
+  /// \brief Row of the full matrix where this (sub)operator starts.
+  /// \return 0 for a full operator
   KOKKOS_INLINE_FUNCTION std::int64_t row_offset() const { return m_row0; }
+  /// \brief Column of the full matrix where this (sub)operator starts.
+  /// \return 0 for a full operator
   KOKKOS_INLINE_FUNCTION std::int64_t col_offset() const { return m_col0; }
+  /// \brief The density in effect.
+  /// \return p; 1/sqrt(D) of the full matrix when dist().density is 0
   KOKKOS_INLINE_FUNCTION double density() const { return m_p; }
+  /// \brief Factor applied to the raw +-1 entries.
+  /// \return 1 for Scaling::unscaled, \f$1/\sqrt{p k}\f$ for Scaling::isometric (k the full
+  ///   matrix's rows)
   KOKKOS_INLINE_FUNCTION double scale() const { return m_scale; }
+  /// \brief Columns per pattern segment.
+  /// \return SparseDist::segment_length
   KOKKOS_INLINE_FUNCTION std::int64_t segment_length() const { return m_dist.segment_length; }
+  /// \brief The law this operator was built from.
+  /// \return the distribution, with the extents of the full matrix
   const SparseDist& dist() const { return m_dist; }
+  /// \brief The RNG state this operator was built from.
+  /// \return the state, unchanged by every call
   const RNGState& state() const { return m_state; }
+  /// \brief First state whose counters this operator (the full matrix) does not use.
+  /// \return state() with counter words (2, 3) advanced by dist().n_rows
   RNGState next_state() const {
     return RNGState(m_state.key,
                     Impl::offset_counter(m_state.counter, 0, std::uint64_t(m_dist.n_rows)));
   }
 
-  /// \brief Draw m of segment `seg` of global row `grow`; host and device.
+  /// \brief Draw m of segment `seg` of global row `grow`; host and device (low-level access
+  /// used by the kernels).
+  /// \param [in] grow row of the full matrix
+  /// \param [in] seg segment of the full matrix: columns [seg L, (seg + 1) L)
+  /// \param [in] m index of the draw within the segment
+  /// \return the skip to the next nonzero candidate and its sign
   KOKKOS_INLINE_FUNCTION Draw draw(std::int64_t grow, std::int64_t seg, std::uint32_t m) const {
     const std::uint64_t lo = (std::uint64_t(seg) << 32) | std::uint64_t(m);
     const PhiloxCounter w = philox4x32_10(
@@ -238,6 +330,9 @@ class SparseOp {
 
   /// \brief Calls f(j, sign) for every nonzero of row i of this (sub)operator, j ascending,
   /// with j relative to the submatrix; host and device, sequential.
+  /// \tparam F callable as f(std::int64_t j, double sign); sign is the unscaled +-1
+  /// \param [in] i row, 0 <= i < rows()
+  /// \param [in] f called once per nonzero
   template <class F>
   KOKKOS_INLINE_FUNCTION void for_each_in_row(std::int64_t i, F&& f) const {
     const std::int64_t L = m_dist.segment_length;

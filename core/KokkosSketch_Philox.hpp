@@ -12,12 +12,12 @@ namespace KokkosSketch {
 
 /// \brief 128-bit Philox counter, four 32-bit words (word 0 least significant).
 struct PhiloxCounter {
-  std::uint32_t v[4];
+  std::uint32_t v[4];  ///< words 0..3, word 0 least significant
 };
 
 /// \brief 64-bit Philox key, two 32-bit words.
 struct PhiloxKey {
-  std::uint32_t k[2];
+  std::uint32_t k[2];  ///< words 0 and 1
 };
 
 namespace Impl {
@@ -33,6 +33,9 @@ KOKKOS_FORCEINLINE_FUNCTION void mulhilo32(std::uint32_t a, std::uint32_t b, std
 ///
 /// Matches Random123's `philox4x32_R(10, ctr, key)`; the unit tests check the published
 /// known-answer vectors. Pure function: same output on every backend.
+/// \param [in] c counter (the input block)
+/// \param [in] key key
+/// \return four pseudo-random 32-bit words
 KOKKOS_FORCEINLINE_FUNCTION PhiloxCounter philox4x32_10(PhiloxCounter c, PhiloxKey key) {
   constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
   constexpr std::uint32_t W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;

@@ -23,20 +23,31 @@ namespace KokkosSketch {
 /// modify the state they are given. `Op::next_state()` returns the first state whose counters
 /// the operator does not use, so independent operators can be chained.
 struct RNGState {
-  PhiloxKey key{{0u, 0u}};
-  PhiloxCounter counter{{0u, 0u, 0u, 0u}};
+  PhiloxKey key{{0u, 0u}};                   ///< Philox key: selects the stream
+  PhiloxCounter counter{{0u, 0u, 0u, 0u}};  ///< base counter: operators address counters from it
 
+  /// \brief Key zero, counter zero.
   RNGState() = default;
   /// \brief State with key = the 64-bit seed and counter zero.
+  /// \param [in] seed low 32 bits become key word 0, high 32 bits key word 1
   explicit RNGState(std::uint64_t seed)
       : key{{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}} {}
+  /// \brief State from an explicit key and base counter.
+  /// \param [in] k key
+  /// \param [in] c base counter
   RNGState(PhiloxKey k, PhiloxCounter c) : key(k), counter(c) {}
 
+  /// \brief Equal key and counter words.
+  /// \param [in] a,b states to compare
+  /// \return true when every key and counter word matches
   friend bool operator==(const RNGState& a, const RNGState& b) {
     return a.key.k[0] == b.key.k[0] && a.key.k[1] == b.key.k[1] &&
            a.counter.v[0] == b.counter.v[0] && a.counter.v[1] == b.counter.v[1] &&
            a.counter.v[2] == b.counter.v[2] && a.counter.v[3] == b.counter.v[3];
   }
+  /// \brief Negation of operator==.
+  /// \param [in] a,b states to compare
+  /// \return true when some key or counter word differs
   friend bool operator!=(const RNGState& a, const RNGState& b) { return !(a == b); }
 };
 

@@ -82,6 +82,11 @@ void sparse_project(const ExecSpace& space, const SparseOp& S, const AView& A, c
 }
 
 /// \brief sparse_project on the default instance of Y's execution space.
+/// \param [in] S k x D operator (or a submatrix of one).
+/// \param [in] A D x b View, any layout.
+/// \param [out] Y k x b View, any layout; overwritten.
+/// \param [in] opts see ProjectOptions.
+/// \throws Error as the overload with an execution space instance.
 template <class AView, class YView>
 void sparse_project(const SparseOp& S, const AView& A, const YView& Y,
                     const ProjectOptions& opts = {}) {
@@ -91,7 +96,9 @@ void sparse_project(const SparseOp& S, const AView& A, const YView& Y,
 /// \brief Y = S A for a dense S (Rademacher, Gaussian or uniform), generated on the fly and
 /// never stored.
 ///
-/// \param [in] space instance the work is enqueued on.
+/// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
+/// \param [in] space instance the work is enqueued on (asynchronous unless
+///   `opts.check_finite`).
 /// \param [in] S k x D operator (or a submatrix of one, see DenseOp::submatrix).
 /// \param [in] A D x b View, any layout.
 /// \param [out] Y k x b View, any layout; overwritten.
@@ -113,6 +120,11 @@ void dense_project(const ExecSpace& space, const DenseOp& S, const AView& A, con
 }
 
 /// \brief dense_project on the default instance of Y's execution space.
+/// \param [in] S k x D operator (or a submatrix of one).
+/// \param [in] A D x b View, any layout.
+/// \param [out] Y k x b View, any layout; overwritten.
+/// \param [in] opts see ProjectOptions.
+/// \throws Error as the overload with an execution space instance.
 template <class AView, class YView>
 void dense_project(const DenseOp& S, const AView& A, const YView& Y,
                    const ProjectOptions& opts = {}) {
@@ -126,6 +138,12 @@ using SparseMatrix = KokkosSparse::CrsMatrix<Scalar, std::int64_t, typename Exec
 
 /// \brief The explicit k x D matrix of a dense operator (scaling included), for tests and for
 /// users who want it. Needs k D entries of memory.
+/// \tparam Scalar value type of the result
+/// \param [in] space instance the kernel is enqueued on (asynchronous)
+/// \param [in] S operator (or submatrix) to write out
+/// \return a rows() x cols() LayoutRight View in ExecSpace's memory space, entry (i, j) =
+///   scale() * entry(i, j)
+/// \throws Error if k D entries overflow a 64-bit byte count
 template <class Scalar = double, class ExecSpace>
 Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> materialize(
     const ExecSpace& space, const DenseOp& S) {
@@ -142,6 +160,11 @@ Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> ma
 
 /// \brief The explicit CSR matrix of a very sparse operator (scaling included). Waits for the
 /// row counts to size the arrays (returns a host-sized object).
+/// \tparam Scalar value type of the result
+/// \param [in] space instance the kernels run on; the call waits for the row counts
+/// \param [in] S operator (or submatrix) to write out
+/// \return a rows() x cols() CSR matrix, column indices ascending in each row, values
+///   +-scale()
 template <class Scalar = double, class ExecSpace>
 SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const SparseOp& S) {
   Impl::ScopedRegion region("materialize[sparse]");
