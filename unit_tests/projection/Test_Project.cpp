@@ -86,7 +86,7 @@ TYPED_TEST(ProjectTest, SparseMatchesMaterializedTimesA) {
   SparseDist dist{40, 3000};
   dist.segment_length = 256;
   const SparseOp S(dist, RNGState(11));
-  for (std::int64_t b : {1, 3, 33}) {
+  for (std::int64_t b : {1, 3, 8, 32, 33}) {
     check_sparse_against_reference<Space, Kokkos::LayoutRight>(S, b, 100 + b);
     check_sparse_against_reference<Space, Kokkos::LayoutLeft>(S, b, 200 + b);
   }
@@ -133,6 +133,39 @@ TYPED_TEST(ProjectTest, DenseMatchesMaterializedTimesA) {
     check_dense_against_reference<Space, Kokkos::LayoutLeft>(S, 5, 2);
     check_dense_against_reference<Space, Kokkos::LayoutRight>(S.submatrix(3, 77, 11, 1300), 3, 3);
   }
+}
+
+// The same seed gives the same Y on this space and on the host, to FP32 summation-order
+// rounding: |Y_space - Y_host| <= 2 gamma_n sum_j |S_ij A_jc| (both are within gamma_n of
+// the exact product).
+TYPED_TEST(ProjectTest, SameResultAsHostForTheSameSeed) {
+  using Space = TypeParam;
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  const std::int64_t k = 64, D = 20000, b = 32;
+  const SparseOp S(SparseDist{k, D, 0.0, Scaling::isometric, 4096}, RNGState(123));
+  const DenseOp Sd(DenseDist{k, 3000, DenseEntries::rademacher}, RNGState(123));
+  auto A = random_matrix<Kokkos::LayoutRight, Space>(D, b, 77);
+  auto Ah = random_matrix<Kokkos::LayoutRight, Host>(D, b, 77);
+  Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space> Y("Y", k, b);
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> Yh("Yh", k, b);
+  sparse_project(Space(), S, A, Y);
+  sparse_project(Host(), S, Ah, Yh);
+  const auto M = csr_to_dense(materialize(Host(), S));
+  auto ref = reference_product<float>(M, k, D, TestUtil::to_host(Ah), b);
+  for (auto& x : ref.bound) x *= 2;
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), TestUtil::to_host(Yh), ref.bound, b));
+
+  auto A2 = Kokkos::subview(A, Kokkos::make_pair(0, 3000), Kokkos::ALL);
+  auto A2h = Kokkos::subview(Ah, Kokkos::make_pair(0, 3000), Kokkos::ALL);
+  dense_project(Space(), Sd, A2, Y);
+  dense_project(Host(), Sd, A2h, Yh);
+  const auto Md = TestUtil::to_host(materialize(Host(), Sd));
+  std::vector<double> A2v(3000 * b);
+  const auto Ahv = TestUtil::to_host(Ah);
+  std::copy(Ahv.begin(), Ahv.begin() + 3000 * b, A2v.begin());
+  auto refd = reference_product<float>(Md, k, 3000, A2v, b);
+  for (auto& x : refd.bound) x *= 2;
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), TestUtil::to_host(Yh), refd.bound, b));
 }
 
 TYPED_TEST(ProjectTest, SparseIsIdenticalAcrossTeamSizes) {

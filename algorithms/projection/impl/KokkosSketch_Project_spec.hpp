@@ -32,4 +32,9 @@ struct DenseProjectApply {
 }  // namespace Impl
 }  // namespace KokkosSketch
 
+// Backend specializations of the dispatch structs above.
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <KokkosSketch_Cuda_SparseProject.hpp>
+#endif
+
 #endif
