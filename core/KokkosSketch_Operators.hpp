@@ -54,7 +54,7 @@ struct SparseDist {
   std::int64_t n_cols = 0;  ///< D
   double density = 0.0;     ///< p in (0, 1]; 0 means 1/sqrt(D)
   Scaling scaling = Scaling::unscaled;  ///< raw +-1 or +-1/sqrt(p k)
-  /// Columns per pattern segment, in [1, 2^30]; part of the definition of S (a different
+  /// Columns per pattern segment, in [1, 2^26]; part of the definition of S (a different
   /// value gives a different matrix).
   std::int64_t segment_length = std::int64_t(1) << 16;
 };
@@ -237,15 +237,15 @@ class SparseOp {
   /// \param [in] state key and base counter; the operator uses counter rows
   ///   [state.counter + 0, state.counter + dist.n_rows) (words 2 and 3)
   /// \throws Error if an extent is not positive, the density is not in (0, 1], the
-  ///   segment length is not in [1, 2^30], or D needs 2^32 segments or more
+  ///   segment length is not in [1, 2^26], or D needs 2^32 segments or more
   SparseOp(const SparseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
     Impl::check_operator_dims("SparseOp", dist.n_rows, dist.n_cols);
     const double p = dist.density == 0.0 ? very_sparse_density(dist.n_cols) : dist.density;
     KOKKOSSKETCH_THROW_IF(!(p > 0.0 && p <= 1.0), "SparseOp",
                           "density must lie in (0, 1], got ", dist.density);
     const std::int64_t L = dist.segment_length;
-    KOKKOSSKETCH_THROW_IF(L <= 0 || L > (std::int64_t(1) << 30), "SparseOp",
-                          "segment_length must lie in [1, 2^30], got ", L);
+    KOKKOSSKETCH_THROW_IF(L <= 0 || L > (std::int64_t(1) << 26), "SparseOp",
+                          "segment_length must lie in [1, 2^26], got ", L);
     KOKKOSSKETCH_THROW_IF((dist.n_cols - 1) / L >= (std::int64_t(1) << 32), "SparseOp",
                           "D = ", dist.n_cols, " needs more than 2^32 segments of ", L,
                           " columns");
