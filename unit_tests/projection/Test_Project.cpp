@@ -182,9 +182,12 @@ TYPED_TEST(ProjectTest, SparseIsIdenticalAcrossTeamSizes) {
                                           Kokkos::ParallelForTag());
   for (int team = 1; team <= std::min(max_team, 8); team *= 2) {
     view_t Y("Y", 37, 6);
-    Impl::SparseProjectGeneric<Space, decltype(A), view_t>::apply(Space(), S, A, Y, team, 1);
-    // Each (row, column) sum runs in draw order on one lane: bitwise equal.
-    EXPECT_EQ(TestUtil::to_host(Y), ref) << "team size " << team;
+    for (std::int64_t window : {1, 3, 100}) {
+      Impl::SparseProjectGeneric<Space, decltype(A), view_t>::apply(Space(), S, A, Y, team, 1,
+                                                                     window);
+      // Each (row, column) sum runs in draw order on one lane: bitwise equal.
+      EXPECT_EQ(TestUtil::to_host(Y), ref) << "team size " << team << " window " << window;
+    }
   }
 }
 

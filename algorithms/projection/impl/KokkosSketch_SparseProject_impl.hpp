@@ -30,6 +30,8 @@ struct SparseProjectGeneric {
   AView m_A;
   YView m_Y;
   int m_rows_per_team;
+  std::int64_t m_seg_begin, m_seg_end;  // column segments handled by this launch
+  bool m_first, m_last;                 // first launch writes Y, last one applies the scale
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_t& team) const {
     pos_view skip(team.team_scratch(0), m_rows_per_team, batch);
@@ -43,10 +45,11 @@ struct SparseProjectGeneric {
       const std::int64_t i = std::int64_t(team.league_rank()) * m_rows_per_team + t;
       if (i >= k) return;
       const std::int64_t grow = m_S.row_offset() + i;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, b),
-                           [&](const std::int64_t c) { m_Y(i, c) = y_value(0); });
-
-      for (std::int64_t seg = gbegin / L; seg * L < gend; ++seg) {
+      if (m_first) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, b),
+                             [&](const std::int64_t c) { m_Y(i, c) = y_value(0); });
+      }
+      for (std::int64_t seg = m_seg_begin; seg < m_seg_end; ++seg) {
         const std::int64_t base = seg * L;
         const std::int64_t last = (gend - base < L ? gend - base : L);  // segment-relative end
         std::int64_t cur = -1;
@@ -76,32 +79,45 @@ struct SparseProjectGeneric {
         }
       }
       const double s = m_S.scale();
-      if (s != 1.0) {
+      if (m_last && s != 1.0) {
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, b),
                              [&](const std::int64_t c) { m_Y(i, c) *= y_value(s); });
       }
     });
   }
 
-  /// `team_size`/`vector_length` > 0 override the defaults (tests use this to check that the
-  /// result does not depend on them).
+  /// Launches over column windows of `window_segments` segments, in order (0: one window
+  /// on host spaces, windows of A of about 24 MiB, which stay in L2, on devices). Each
+  /// (row, column) sum runs in draw order on one lane, so Y does not depend on the team size,
+  /// the vector length or the windows. `team_size`/`vector_length` > 0 override the defaults.
   static void apply(const ExecSpace& space, const SparseOp& S, const AView& A, const YView& Y,
-                    int team_size = 0, int vector_length = 0) {
+                    int team_size = 0, int vector_length = 0, std::int64_t window_segments = 0) {
     int vector = 1, team = 1;
+    const std::int64_t b = Y.extent(1);
+    const std::int64_t L = S.segment_length();
+    const std::int64_t seg_begin = S.col_offset() / L;
+    const std::int64_t seg_end = (S.col_offset() + S.cols() + L - 1) / L;
+    std::int64_t w = seg_end - seg_begin;
     if constexpr (!is_host_space_v<ExecSpace>) {
-      const std::int64_t b = Y.extent(1);
       vector = b >= 32 ? 32 : (b >= 16 ? 16 : (b >= 8 ? 8 : (b >= 4 ? 4 : (b >= 2 ? 2 : 1))));
       team = 256 / vector > 16 ? 16 : 256 / vector;
+      const std::int64_t bytes = L * b * std::int64_t(sizeof(typename AView::non_const_value_type));
+      w = (std::int64_t(24) << 20) / bytes > 1 ? (std::int64_t(24) << 20) / bytes : 1;
     }
     if (team_size > 0) team = team_size;
     if (vector_length > 0) vector = vector_length;
+    if (window_segments > 0) w = window_segments;
     const std::int64_t league = (S.rows() + team - 1) / team;
     const std::size_t bytes =
         pos_view::shmem_size(team, batch) + sgn_view::shmem_size(team, batch);
     policy_t policy(space, league, team, vector);
     policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
-    Kokkos::parallel_for("KokkosSketch::sparse_project[generic]", policy,
-                         SparseProjectGeneric{S, A, Y, team});
+    for (std::int64_t s0 = seg_begin; s0 < seg_end; s0 += w) {
+      const std::int64_t s1 = s0 + w < seg_end ? s0 + w : seg_end;
+      Kokkos::parallel_for("KokkosSketch::sparse_project[generic]", policy,
+                           SparseProjectGeneric{S, A, Y, team, s0, s1, s0 == seg_begin,
+                                                s1 == seg_end});
+    }
   }
 };
 
