@@ -243,6 +243,8 @@ class SparseOp {
     const double p = dist.density == 0.0 ? very_sparse_density(dist.n_cols) : dist.density;
     KOKKOSSKETCH_THROW_IF(!(p > 0.0 && p <= 1.0), "SparseOp",
                           "density must lie in (0, 1], got ", dist.density);
+    KOKKOSSKETCH_THROW_IF(1.0 - p == 1.0, "SparseOp", "density ", p,
+                          " is too small: 1 - p rounds to 1 in double precision");
     const std::int64_t L = dist.segment_length;
     KOKKOSSKETCH_THROW_IF(L <= 0 || L > (std::int64_t(1) << 26), "SparseOp",
                           "segment_length must lie in [1, 2^26], got ", L);

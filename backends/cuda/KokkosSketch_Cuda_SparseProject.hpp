@@ -47,6 +47,7 @@ __global__ void __launch_bounds__(256)
   const int ngroups = 32 / gs, grp = lane / gs, sub = lane % gs;
   const float scale = float(S.scale());
   const float* __restrict__ a_ptr = A.data();
+  const std::int64_t a_ld = VEC == 4 ? std::int64_t(A.stride(0)) : 0;  // row stride (vec4 path)
 
   for (std::int64_t c0 = 0; c0 < b; c0 += std::int64_t(gs) * VEC) {
     const std::int64_t c = c0 + std::int64_t(sub) * VEC;
@@ -60,8 +61,9 @@ __global__ void __launch_bounds__(256)
       std::int64_t cur = -1;
       for (std::uint32_t m0 = 0; cur + 1 < last; m0 += 32) {
         const SparseOp::Draw d = S.draw(grow, seg, m0 + std::uint32_t(lane));
-        // Inclusive warp scan of (skip + 1); skips are < 2^27 (segment_length <= 2^26).
-        std::uint32_t run = std::uint32_t(d.skip) + 1u;
+        // Inclusive warp scan of (skip + 1). A skip >= L ends the segment whatever its value,
+        // so clamping it to L keeps the walk and bounds the sum by 32 (2^26 + 1) < 2^32.
+        std::uint32_t run = std::uint32_t(d.skip < L ? d.skip : L) + 1u;
 #pragma unroll
         for (int off = 1; off < 32; off <<= 1) {
           const std::uint32_t up = __shfl_up_sync(full, run, off);
@@ -83,7 +85,7 @@ __global__ void __launch_bounds__(256)
             const std::int64_t row = ok ? base + p - gbegin : 0;
             if constexpr (VEC == 4) {
               float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-              if (ok) x = __ldg(reinterpret_cast<const float4*>(a_ptr + row * b + c));
+              if (ok) x = __ldg(reinterpret_cast<const float4*>(a_ptr + row * a_ld + c));
               vals[u][0] = x.x; vals[u][1] = x.y; vals[u][2] = x.z; vals[u][3] = x.w;
             } else {
               vals[u][0] = ok ? float(A(row, c)) : 0.f;
@@ -133,8 +135,8 @@ struct SparseProjectApply<Kokkos::Cuda, AView, YView> {
       return;
     } else {
       const std::int64_t b = A.extent(1);
-      const bool vec4 = std::is_same<typename AView::array_layout, Kokkos::LayoutRight>::value &&
-                        b % 4 == 0 &&
+      // 16-byte loads need unit column stride and 16-byte aligned rows.
+      const bool vec4 = A.stride(1) == 1 && A.stride(0) % 4 == 0 && b % 4 == 0 &&
                         reinterpret_cast<std::uintptr_t>(A.data()) % 16 == 0;
       const std::int64_t L = S.segment_length();
       const std::int64_t seg_begin = S.col_offset() / L;

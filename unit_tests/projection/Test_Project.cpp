@@ -223,7 +223,7 @@ TYPED_TEST(ProjectTest, BadInputThrows) {
   // k = 0, D = 0, p outside (0, 1], NaN p, out-of-range submatrix.
   EXPECT_THROW(SparseOp(SparseDist{0, 100}, RNGState(1)), Error);
   EXPECT_THROW(DenseOp(DenseDist{10, 0}, RNGState(1)), Error);
-  for (double p : {-0.1, 1.5, std::numeric_limits<double>::quiet_NaN(),
+  for (double p : {-0.1, 1.5, 1e-17, std::numeric_limits<double>::quiet_NaN(),
                    std::numeric_limits<double>::infinity()})
     EXPECT_THROW(SparseOp(SparseDist{10, 100, p}, RNGState(1)), Error) << "p = " << p;
   EXPECT_THROW(S.submatrix(5, 0, 6, 100), Error);
