@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Perf suite of the random projections, registered once per enabled execution space:
+//   copy_bandwidth  Kokkos::deep_copy of a large float View: the memory ceiling of the space,
+//                   measured in the same run (GB/s counts bytes read + written);
+//   sparse_project  Y = S A, S very sparse (p = 1/sqrt(D)), A D x b, Y k x b, float,
+//                   LayoutRight;
+//   cusparse_spmm   (Cuda only) the same product by cusparseSpMM (CUSPARSE_SPMM_CSR_ALG2) on
+//                   the materialized CSR S: the vendor baseline;
+//   dense_project   Y = S A, S dense Rademacher.
+// Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full. Repetitions and minimum time per
+// repetition can be overridden by KOKKOSSKETCH_BENCH_REPETITIONS and
+// KOKKOSSKETCH_BENCH_MIN_TIME (seconds).
+#include <KokkosSketch_BenchmarkContext.hpp>
+#include <KokkosSketch_Project.hpp>
+
+#ifdef KOKKOS_ENABLE_CUDA
+#include "PerfTest_Project_cusparse.hpp"
+#endif
+
+#include <benchmark/benchmark.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace KokkosSketch {
+namespace Perf {
+namespace {
+
+constexpr std::uint64_t a_seed = 0x5EED0001u;  // data of A
+constexpr std::uint64_t s_seed = 20240601u;    // the operator S
+
+template <class Space>
+using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+
+struct ProjSize {
+  std::int64_t D, k, b;
+};
+
+/// What one execution space runs in one size set.
+struct Plan {
+  std::vector<ProjSize> sparse;
+  std::vector<ProjSize> dense;
+  std::int64_t copy_floats = 0;  // elements of each View of the copy benchmark
+  double min_time = 0.1;         // seconds of timed calls per repetition (manual time)
+  int repetitions = 1;
+  int dense_repetitions = 1;
+};
+
+inline double env_double(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? std::atof(v) : fallback;
+}
+
+template <class Space>
+Plan make_plan(SizeSet sizes) {
+  constexpr bool host = is_host_v<Space>;
+  constexpr bool serial =
+#ifdef KOKKOS_ENABLE_SERIAL
+      std::is_same<Space, Kokkos::Serial>::value;
+#else
+      false;
+#endif
+  Plan p;
+  if (sizes == SizeSet::small) {
+    // Whole suite (Serial + OpenMP) in well under 3 minutes on two CPU cores.
+    for (std::int64_t b : {1, 8, 32}) p.sparse.push_back({1000000, 1024, b});
+    p.dense.push_back({100000, 256, 32});
+    p.copy_floats = std::int64_t(1) << 25;  // 128 MiB per View
+    p.min_time = 0.1;
+    p.repetitions = 3;
+    p.dense_repetitions = 3;
+  } else {
+    // GPU targets: b = 32, k = 16384, D in {1e6, 1e7, 1e8}; b sweep at D = 1e7.
+    // Largest: A of D = 1e8 x 32 floats = 12.8 GB (+ 2 GB CSR for cuSPARSE).
+    const std::int64_t k = 16384;
+    const std::vector<std::pair<std::int64_t, std::int64_t>> db = {
+        {1000000, 32},  {10000000, 1},   {10000000, 8},
+        {10000000, 32}, {10000000, 128}, {100000000, 32}};
+    for (const auto& s : db) {
+      // Host spaces skip what takes over ~10 s per call with the generic kernel (H200 host,
+      // 16 Xeon cores): Serial keeps D = 1e6 only (D = 1e7 takes 7-20 s); OpenMP keeps all
+      // (D = 1e8 takes about 6 s).
+      if (serial && s.first > 1000000) continue;
+      p.sparse.push_back({s.first, k, s.second});
+    }
+    // Dense Rademacher on the GPU only: 2 k D b = 1.0e13 flops, about 20 s per call with the
+    // generic kernel on an H200, so one repetition (min_time still averages fast kernels).
+    if (!host) p.dense.push_back({10000000, k, 32});
+    p.dense_repetitions = 1;
+    p.copy_floats = std::int64_t(1) << 28;  // 1 GiB per View
+    p.min_time = host ? 0.5 : 0.2;
+    p.repetitions = host ? 1 : 5;
+  }
+  p.repetitions = int(env_double("KOKKOSSKETCH_BENCH_REPETITIONS", p.repetitions));
+  p.dense_repetitions = int(env_double("KOKKOSSKETCH_BENCH_REPETITIONS", p.dense_repetitions));
+  p.min_time = env_double("KOKKOSSKETCH_BENCH_MIN_TIME", p.min_time);
+  return p;
+}
+
+benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* bm, double min_time,
+                                          int repetitions) {
+  bm->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(min_time);
+  if (repetitions > 1) bm->Repetitions(repetitions)->DisplayAggregatesOnly(true);
+  return bm;
+}
+
+void set_size_counters(benchmark::State& state, const ProjSize& s) {
+  state.counters["k"] = double(s.k);
+  state.counters["D"] = double(s.D);
+  state.counters["b"] = double(s.b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs, cached across the runs of one benchmark and neighbouring benchmarks of one size.
+
+template <class Space>
+struct ProjectInputs {
+  Matrix<Space> A, Y;
+};
+
+template <class Space>
+ProjectInputs<Space>& project_inputs(const Space& space, const ProjSize& s) {
+  const std::string key = std::string(space.name()) + "/project/D:" + std::to_string(s.D) +
+                          "/k:" + std::to_string(s.k) + "/b:" + std::to_string(s.b);
+  return cache(0).get<ProjectInputs<Space>>(key, [&] {
+    ProjectInputs<Space> in;
+    in.A = Matrix<Space>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::perf::A"), s.D, s.b);
+    in.Y = Matrix<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::Y"), s.k, s.b);
+    fill_nonzero(space, in.A.data(), s.D * s.b, a_seed);
+    space.fence();
+    return in;
+  });
+}
+
+SparseOp make_sparse_op(const ProjSize& s) {
+  SparseDist dist;
+  dist.n_rows = s.k;
+  dist.n_cols = s.D;
+  dist.density = 0.0;  // very sparse: p = 1/sqrt(D)
+  return SparseOp(dist, RNGState(s_seed));
+}
+
+DenseOp make_dense_op(const ProjSize& s) {
+  DenseDist dist;
+  dist.n_rows = s.k;
+  dist.n_cols = s.D;
+  dist.entries = DenseEntries::rademacher;
+  return DenseOp(dist, RNGState(s_seed));
+}
+
+/// Bytes and flops of the sparse product, from the expected number of nonzeros
+/// nnz = k p D (p = 1/sqrt(D)):
+///   bytes  = nnz * b * sizeof(float)   (one row of A gathered per nonzero)
+///          + k * b * sizeof(float)     (Y written once);
+///   flops  = 2 * nnz * b;
+///   bytes_Aonce = D * b * sizeof(float) (reading A once: the floor if every row were
+///                                        fetched from memory exactly once).
+/// The same formulas are used for cuSPARSE, so GB/s ratios are time ratios (cuSPARSE also
+/// reads the CSR arrays, 12 bytes per nonzero, not counted).
+struct SparseCounts {
+  double p, nnz, bytes, flops, a_bytes;
+};
+
+SparseCounts sparse_counts(const SparseOp& S, const ProjSize& s) {
+  SparseCounts c;
+  c.p = S.density();
+  c.nnz = double(s.k) * c.p * double(s.D);
+  c.bytes = (c.nnz * double(s.b) + double(s.k) * double(s.b)) * sizeof(float);
+  c.flops = 2.0 * c.nnz * double(s.b);
+  c.a_bytes = double(s.D) * double(s.b) * sizeof(float);
+  return c;
+}
+
+void set_sparse_counters(benchmark::State& state, const ProjSize& s, const SparseCounts& c,
+                         double seconds) {
+  set_rates(state, seconds, c.bytes, c.flops, c.a_bytes);
+  set_size_counters(state, s);
+  state.counters["p"] = c.p;
+  state.counters["nnz"] = c.nnz;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Benchmarks
+
+template <class Space>
+void bench_copy(benchmark::State& state, const std::string& name, const Space& space,
+                std::int64_t n) {
+  using vec_t = Kokkos::View<float*, typename Space::memory_space>;
+  struct CopyInputs {
+    vec_t src, dst;
+  };
+  guarded(state, [&] {
+    auto& in =
+        cache(0).get<CopyInputs>(std::string(space.name()) + "/copy/" + std::to_string(n), [&] {
+          CopyInputs c;
+          c.src = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                           "KokkosSketch::perf::copy_src"),
+                        n);
+          c.dst = vec_t(Kokkos::view_alloc(space, "KokkosSketch::perf::copy_dst"), n);
+          fill_nonzero(space, c.src.data(), n, a_seed);
+          space.fence();
+          return c;
+        });
+    const double secs =
+        time_manual(state, name, space, [&] { Kokkos::deep_copy(space, in.dst, in.src); });
+    // Bytes read + bytes written.
+    set_rates(state, secs, 2.0 * double(n) * sizeof(float), 0.0);
+    state.counters["MiB"] = double(n) * sizeof(float) / double(1 << 20);
+  });
+}
+
+template <class Space>
+void bench_sparse(benchmark::State& state, const std::string& name, const Space& space,
+                  const ProjSize& s) {
+  guarded(state, [&] {
+    auto& in = project_inputs(space, s);
+    const SparseOp S = make_sparse_op(s);
+    ProjectOptions opts;
+    opts.check_finite = false;  // keep the finite check out of the timed region
+    const double secs =
+        time_manual(state, name, space, [&] { sparse_project(space, S, in.A, in.Y, opts); });
+    set_sparse_counters(state, s, sparse_counts(S, s), secs);
+  });
+}
+
+template <class Space>
+void bench_dense(benchmark::State& state, const std::string& name, const Space& space,
+                 const ProjSize& s) {
+  guarded(state, [&] {
+    auto& in = project_inputs(space, s);
+    const DenseOp S = make_dense_op(s);
+    ProjectOptions opts;
+    opts.check_finite = false;
+    const double secs =
+        time_manual(state, name, space, [&] { dense_project(space, S, in.A, in.Y, opts); });
+    // flops = 2 k D b; bytes = (D b + k b) * sizeof(float): A read once, Y written once
+    // (the traffic floor; the kernel's reuse of A is from cache).
+    const double a_bytes = double(s.D) * double(s.b) * sizeof(float);
+    set_rates(state, secs, a_bytes + double(s.k) * double(s.b) * sizeof(float),
+              2.0 * double(s.k) * double(s.D) * double(s.b), a_bytes);
+    set_size_counters(state, s);
+  });
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+/// cusparseSpMM on the materialized S; times the SpMM only (materialization, handle and
+/// buffer setup are outside the timed region). Checks Y against sparse_project.
+void bench_cusparse(benchmark::State& state, const std::string& name, const Kokkos::Cuda& space,
+                    const ProjSize& s, cusparseSpMMAlg_t alg) {
+  guarded(state, [&] {
+    auto& in = project_inputs(space, s);
+    const SparseOp S = make_sparse_op(s);
+    using csr_t = CusparseSpMM::csr_t;
+    const std::string key = "Cuda/csr/D:" + std::to_string(s.D) + "/k:" + std::to_string(s.k);
+    auto& csr = cache(1).get<csr_t>(key, [&] {
+      csr_t m = materialize<float>(space, S);
+      space.fence();
+      return m;
+    });
+    CusparseSpMM spmm(space, csr, in.A, in.Y, alg);
+    // Fresh handle per run: always warm up.
+    const double secs = time_manual(
+        state, name, space, [&] { spmm.run(); }, true);
+
+    // Same result as sparse_project (float sums in another order)?
+    Matrix<Kokkos::Cuda> Y2(Kokkos::view_alloc(space, "KokkosSketch::perf::Y_check"), s.k, s.b);
+    ProjectOptions opts;
+    opts.check_finite = false;
+    sparse_project(space, S, in.A, Y2, opts);
+    const double rel = max_rel_diff(space, in.Y, Y2);
+    state.counters["max_rel_diff"] = rel;
+    if (!(rel < 1e-4)) {
+      state.SkipWithError("cusparseSpMM and sparse_project disagree (max_rel_diff >= 1e-4)");
+      return;
+    }
+    SparseCounts c = sparse_counts(S, s);
+    set_sparse_counters(state, s, c, secs);
+    state.counters["nnz_actual"] = double(csr.nnz());
+  });
+}
+#endif
+
+template <class Space>
+void register_space(const Space& space, SizeSet sizes) {
+  const Plan plan = make_plan<Space>(sizes);
+  const std::string sp = space.name();
+
+  {
+    const std::string name =
+        bench_name("copy_bandwidth", sp, {{"MiB", plan.copy_floats * 4 >> 20}});
+    const std::int64_t n = plan.copy_floats;
+    configure(benchmark::RegisterBenchmark(
+                  name.c_str(), [=](benchmark::State& st) { bench_copy(st, name, space, n); }),
+              plan.min_time, plan.repetitions);
+  }
+  for (const ProjSize& s : plan.sparse) {
+    const std::vector<std::pair<std::string, std::int64_t>> args = {
+        {"D", s.D}, {"k", s.k}, {"b", s.b}};
+    const std::string name = bench_name("sparse_project", sp, args);
+    configure(benchmark::RegisterBenchmark(
+                  name.c_str(), [=](benchmark::State& st) { bench_sparse(st, name, space, s); }),
+              plan.min_time, plan.repetitions);
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+      // CSR_ALG2 (deterministic; ALG_DEFAULT measured the same on an H200, CUDA 13.0).
+      const std::string cname = bench_name("cusparse_spmm", sp, args);
+      configure(benchmark::RegisterBenchmark(cname.c_str(),
+                                             [=](benchmark::State& st) {
+                                               bench_cusparse(st, cname, space, s,
+                                                              CUSPARSE_SPMM_CSR_ALG2);
+                                             }),
+                plan.min_time, plan.repetitions);
+    }
+#endif
+  }
+  for (const ProjSize& s : plan.dense) {
+    const std::string name = bench_name("dense_project", sp, {{"D", s.D}, {"k", s.k}, {"b", s.b}});
+    configure(benchmark::RegisterBenchmark(
+                  name.c_str(), [=](benchmark::State& st) { bench_dense(st, name, space, s); }),
+              plan.min_time, plan.dense_repetitions);
+  }
+}
+
+void register_project(SizeSet sizes) {
+  for_each_space([&](const auto& space) { register_space(space, sizes); });
+}
+
+KOKKOSSKETCH_PERF_REGISTER(register_project);
+
+}  // namespace
+}  // namespace Perf
+}  // namespace KokkosSketch
