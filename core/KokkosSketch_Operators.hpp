@@ -324,11 +324,22 @@ class SparseOp {
   /// \param [in] m index of the draw within the segment
   /// \return the skip to the next nonzero candidate and its sign
   KOKKOS_INLINE_FUNCTION Draw draw(std::int64_t grow, std::int64_t seg, std::uint32_t m) const {
-    const std::uint64_t lo = (std::uint64_t(seg) << 32) | std::uint64_t(m);
     const PhiloxCounter w = philox4x32_10(
-        Impl::offset_counter(m_state.counter, lo, std::uint64_t(grow)), m_state.key);
-    return Draw{m_table.sample(Impl::u01_53(w.v[0], w.v[1])), Impl::sign_from_bit(w.v[2], 0)};
+        Impl::offset_counter(segment_counter(grow, seg), m, 0), m_state.key);
+    return Draw{std::int64_t(m_table.sample32(Impl::u01_53(w.v[0], w.v[1]))),
+                Impl::sign_from_bit(w.v[2], 0)};
   }
+
+  /// \brief Philox counter of draw 0 of segment `seg` of global row `grow`; draw m uses
+  /// this counter plus m in words (0,1). For kernels that precompute it per segment.
+  KOKKOS_INLINE_FUNCTION PhiloxCounter segment_counter(std::int64_t grow,
+                                                       std::int64_t seg) const {
+    return Impl::offset_counter(m_state.counter, std::uint64_t(seg) << 32, std::uint64_t(grow));
+  }
+  /// \brief The Philox key of the operator's state.
+  KOKKOS_INLINE_FUNCTION PhiloxKey key() const { return m_state.key; }
+  /// \brief The exact geometric sampler of the skips (skips fit 32 bits).
+  KOKKOS_INLINE_FUNCTION const Impl::GeometricTable& skip_table() const { return m_table; }
 
   /// \brief Calls f(j, sign) for every nonzero of row i of this (sub)operator, j ascending,
   /// with j relative to the submatrix; host and device, sequential.

@@ -32,11 +32,14 @@ struct CudaSparseWindow {
   bool first, last;                 // first launch writes Y, last one applies the scale
 };
 
-template <int VEC, class AView, class YView>
+template <int VEC, int GS, class YView>
 __global__ void __launch_bounds__(256)
-    cuda_sparse_project_kernel(const SparseOp S, const AView A, const YView Y,
-                               const CudaSparseWindow win, const int gs) {
+    cuda_sparse_project_kernel(const SparseOp S, const float* __restrict__ a_ptr,
+                               const std::int64_t a_s0, const std::int64_t a_s1, const YView Y,
+                               const CudaSparseWindow win) {
   constexpr unsigned full = 0xffffffffu;
+  constexpr int NG = 32 / GS;             // lane groups; group q takes nonzeros q, q + NG, ...
+  constexpr std::uint32_t invalid = ~0u;  // marks draws past the segment or before the slice
   const int lane = threadIdx.x & 31;
   const std::int64_t i = std::int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (i >= S.rows()) return;  // whole warps leave together
@@ -44,63 +47,70 @@ __global__ void __launch_bounds__(256)
   const std::int64_t L = S.segment_length();
   const std::int64_t gbegin = S.col_offset(), gend = gbegin + S.cols();
   const std::int64_t grow = S.row_offset() + i;
-  const int ngroups = 32 / gs, grp = lane / gs, sub = lane % gs;
+  const int grp = lane / GS, sub = lane % GS;
   const float scale = float(S.scale());
-  const float* __restrict__ a_ptr = A.data();
-  const std::int64_t a_ld = VEC == 4 ? std::int64_t(A.stride(0)) : 0;  // row stride (vec4 path)
+  const PhiloxKey key = S.key();
+  const Impl::GeometricTable& table = S.skip_table();
 
-  for (std::int64_t c0 = 0; c0 < b; c0 += std::int64_t(gs) * VEC) {
+  for (std::int64_t c0 = 0; c0 < b; c0 += std::int64_t(GS) * VEC) {
     const std::int64_t c = c0 + std::int64_t(sub) * VEC;
+    const bool col_ok = c < b;
     float acc[VEC];
 #pragma unroll
     for (int v = 0; v < VEC; ++v) acc[v] = 0.f;
 
     for (std::int64_t seg = win.seg_begin; seg < win.seg_end; ++seg) {
       const std::int64_t base = seg * L;
-      const std::int64_t last = (gend - base < L ? gend - base : L);
-      std::int64_t cur = -1;
-      for (std::uint32_t m0 = 0; cur + 1 < last; m0 += 32) {
-        const SparseOp::Draw d = S.draw(grow, seg, m0 + std::uint32_t(lane));
+      const std::uint32_t last = std::uint32_t(gend - base < L ? gend - base : L);
+      const std::uint32_t lo = std::uint32_t(gbegin > base ? gbegin - base : 0);
+      // Row (base + r - gbegin) of A, column c, is seg_ptr + r * a_s0.
+      const float* seg_ptr = a_ptr + (base - gbegin) * a_s0 + c * a_s1;
+      const PhiloxCounter ctr0 = S.segment_counter(grow, seg);
+      std::uint32_t next = 0;  // first position not yet covered
+      for (std::uint32_t m0 = 0; next < last; m0 += 32) {
+        const PhiloxCounter w =
+            philox4x32_10(Impl::offset_counter(ctr0, m0 + std::uint32_t(lane), 0), key);
+        const std::uint32_t skip = table.sample32(Impl::u01_53(w.v[0], w.v[1]));
         // Inclusive warp scan of (skip + 1). A skip >= L ends the segment whatever its value,
         // so clamping it to L keeps the walk and bounds the sum by 32 (2^26 + 1) < 2^32.
-        std::uint32_t run = std::uint32_t(d.skip < L ? d.skip : L) + 1u;
+        std::uint32_t run = (skip < std::uint32_t(L) ? skip : std::uint32_t(L)) + 1u;
 #pragma unroll
         for (int off = 1; off < 32; off <<= 1) {
           const std::uint32_t up = __shfl_up_sync(full, run, off);
           if (lane >= off) run += up;
         }
-        const std::int64_t pos = cur + std::int64_t(run);
-        const float sgn = float(d.sign);
-        // Consume: group grp takes nonzeros grp, grp + ngroups, ...; all loads first.
-        for (int j0 = 0; j0 < gs; j0 += 8) {
-          float vals[8][VEC];
-          float sg[8];
+        const std::uint32_t pos = next + run - 1u;
+        const std::uint32_t word =
+            (pos < last && pos >= lo) ? ((pos << 1) | (w.v[2] & 1u)) : invalid;
+        next += __shfl_sync(full, run, 31);
+        // Consume: all GS loads of this lane first, then the sums. The sign is applied by
+        // flipping the sign bit (exact, like multiplying by -1).
+        float vals[GS][VEC];
+        std::uint32_t neg[GS];
 #pragma unroll
-          for (int u = 0; u < 8; ++u) {
-            const int q = (j0 + u) * ngroups + grp;  // this lane's u-th nonzero of the batch
-            const std::int64_t p = __shfl_sync(full, pos, q & 31);
-            const float s = __shfl_sync(full, sgn, q & 31);
-            const bool ok = q < 32 && p < last && base + p >= gbegin && c < b;
-            sg[u] = ok ? s : 0.f;
-            const std::int64_t row = ok ? base + p - gbegin : 0;
-            if constexpr (VEC == 4) {
-              float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-              if (ok) x = __ldg(reinterpret_cast<const float4*>(a_ptr + row * a_ld + c));
-              vals[u][0] = x.x; vals[u][1] = x.y; vals[u][2] = x.z; vals[u][3] = x.w;
-            } else {
-              vals[u][0] = ok ? float(A(row, c)) : 0.f;
-            }
+        for (int u = 0; u < GS; ++u) {
+          const std::uint32_t wq = __shfl_sync(full, word, u * NG + grp);
+          const bool ok = wq != invalid && col_ok;
+          neg[u] = (wq & 1u) << 31;
+          const float* p = seg_ptr + std::int64_t(wq >> 1) * a_s0;
+          if constexpr (VEC == 4) {
+            float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (ok) x = __ldg(reinterpret_cast<const float4*>(p));
+            vals[u][0] = x.x; vals[u][1] = x.y; vals[u][2] = x.z; vals[u][3] = x.w;
+          } else {
+            vals[u][0] = ok ? __ldg(p) : 0.f;
           }
-#pragma unroll
-          for (int u = 0; u < 8; ++u)
-#pragma unroll
-            for (int v = 0; v < VEC; ++v) acc[v] = fmaf(sg[u], vals[u][v], acc[v]);
         }
-        cur = __shfl_sync(full, pos, 31);
+#pragma unroll
+        for (int u = 0; u < GS; ++u)
+#pragma unroll
+          for (int v = 0; v < VEC; ++v)
+            acc[v] += __int_as_float(__float_as_int(vals[u][v]) ^ int(neg[u]));
       }
     }
     // Sum the groups (fixed butterfly order), then group 0 updates Y.
-    for (int off = gs; off < 32; off <<= 1)
+#pragma unroll
+    for (int off = GS; off < 32; off <<= 1)
 #pragma unroll
       for (int v = 0; v < VEC; ++v) acc[v] += __shfl_xor_sync(full, acc[v], off);
     if (grp == 0) {
@@ -113,6 +123,20 @@ __global__ void __launch_bounds__(256)
         }
       }
     }
+  }
+}
+
+template <int VEC, class YView>
+void cuda_sparse_project_launch(int gs, unsigned blocks, cudaStream_t stream, const SparseOp& S,
+                                const float* a, std::int64_t s0, std::int64_t s1, const YView& Y,
+                                const CudaSparseWindow& win) {
+  switch (gs) {
+    case 1: cuda_sparse_project_kernel<VEC, 1><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
+    case 2: cuda_sparse_project_kernel<VEC, 2><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
+    case 4: cuda_sparse_project_kernel<VEC, 4><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
+    case 8: cuda_sparse_project_kernel<VEC, 8><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
+    case 16: cuda_sparse_project_kernel<VEC, 16><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
+    default: cuda_sparse_project_kernel<VEC, 32><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
   }
 }
 
@@ -130,13 +154,18 @@ struct SparseProjectApply<Kokkos::Cuda, AView, YView> {
                     const CudaSparseConfig& cfg = {}) {
     using a_value = typename AView::non_const_value_type;
     using y_value = typename YView::non_const_value_type;
-    if constexpr (!std::is_same<a_value, float>::value || !std::is_same<y_value, float>::value) {
+    constexpr bool strided = std::is_same<typename AView::array_layout, Kokkos::LayoutRight>::value ||
+                             std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value ||
+                             std::is_same<typename AView::array_layout, Kokkos::LayoutStride>::value;
+    if constexpr (!std::is_same<a_value, float>::value || !std::is_same<y_value, float>::value ||
+                  !strided) {
       SparseProjectGeneric<Kokkos::Cuda, AView, YView>::apply(space, S, A, Y);
       return;
     } else {
       const std::int64_t b = A.extent(1);
+      const std::int64_t s0 = A.stride(0), s1 = A.stride(1);
       // 16-byte loads need unit column stride and 16-byte aligned rows.
-      const bool vec4 = A.stride(1) == 1 && A.stride(0) % 4 == 0 && b % 4 == 0 &&
+      const bool vec4 = s1 == 1 && s0 % 4 == 0 && b % 4 == 0 &&
                         reinterpret_cast<std::uintptr_t>(A.data()) % 16 == 0;
       const std::int64_t L = S.segment_length();
       const std::int64_t seg_begin = S.col_offset() / L;
@@ -146,20 +175,19 @@ struct SparseProjectApply<Kokkos::Cuda, AView, YView> {
         const std::int64_t bytes_per_segment = L * b * std::int64_t(sizeof(float));
         w = std::max<std::int64_t>(1, (std::int64_t(24) << 20) / bytes_per_segment);
       }
-      const int threads = 256;
-      const std::int64_t blocks = (S.rows() + threads / 32 - 1) / (threads / 32);
+      const std::int64_t blocks = (S.rows() + 7) / 8;  // 8 warps of 256 threads, a row each
       const int per_lane = vec4 ? 4 : 1;
       int gs = 1;
       while (gs < 32 && std::int64_t(gs) * per_lane < b) gs <<= 1;
-      for (std::int64_t s0 = seg_begin; s0 < seg_end; s0 += w) {
-        const CudaSparseWindow win{s0, std::min(seg_end, s0 + w), s0 == seg_begin,
-                                   s0 + w >= seg_end};
+      for (std::int64_t w0 = seg_begin; w0 < seg_end; w0 += w) {
+        const CudaSparseWindow win{w0, std::min(seg_end, w0 + w), w0 == seg_begin,
+                                   w0 + w >= seg_end};
         if (vec4)
-          cuda_sparse_project_kernel<4><<<unsigned(blocks), threads, 0, space.cuda_stream()>>>(
-              S, A, Y, win, gs);
+          cuda_sparse_project_launch<4>(gs, unsigned(blocks), space.cuda_stream(), S, A.data(),
+                                        s0, s1, Y, win);
         else
-          cuda_sparse_project_kernel<1><<<unsigned(blocks), threads, 0, space.cuda_stream()>>>(
-              S, A, Y, win, gs);
+          cuda_sparse_project_launch<1>(gs, unsigned(blocks), space.cuda_stream(), S, A.data(),
+                                        s0, s1, Y, win);
         const cudaError_t err = cudaGetLastError();
         KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "sparse_project", "CUDA launch failed: ",
                               cudaGetErrorString(err));

@@ -229,6 +229,22 @@ void bench_sparse(benchmark::State& state, const std::string& name, const Space&
   });
 }
 
+/// The generic TeamPolicy kernel, timed on a space that has a specialization, so the
+/// specialization keeps a benchmark that shows it beats the generic path.
+template <class Space>
+void bench_sparse_generic(benchmark::State& state, const std::string& name, const Space& space,
+                          const ProjSize& s) {
+  guarded(state, [&] {
+    auto& in = project_inputs(space, s);
+    const SparseOp S = make_sparse_op(s);
+    using generic_t = Impl::SparseProjectGeneric<Space, std::decay_t<decltype(in.A)>,
+                                                 std::decay_t<decltype(in.Y)>>;
+    const double secs =
+        time_manual(state, name, space, [&] { generic_t::apply(space, S, in.A, in.Y); });
+    set_sparse_counters(state, s, sparse_counts(S, s), secs);
+  });
+}
+
 template <class Space>
 void bench_dense(benchmark::State& state, const std::string& name, const Space& space,
                  const ProjSize& s) {
@@ -306,6 +322,14 @@ void register_space(const Space& space, SizeSet sizes) {
     configure(benchmark::RegisterBenchmark(
                   name.c_str(), [=](benchmark::State& st) { bench_sparse(st, name, space, s); }),
               plan.min_time, plan.repetitions);
+    if constexpr (!Impl::is_host_space_v<Space>) {
+      const std::string gname = bench_name("sparse_project_generic", sp, args);
+      configure(benchmark::RegisterBenchmark(gname.c_str(),
+                                             [=](benchmark::State& st) {
+                                               bench_sparse_generic(st, gname, space, s);
+                                             }),
+                plan.min_time, plan.repetitions);
+    }
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
       // CSR_ALG2 (deterministic; ALG_DEFAULT measured the same on an H200, CUDA 13.0).

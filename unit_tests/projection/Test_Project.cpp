@@ -174,7 +174,7 @@ TYPED_TEST(ProjectTest, SparseIsIdenticalAcrossTeamSizes) {
   const SparseOp S(SparseDist{37, 5000, 0.0, Scaling::unscaled, 512}, RNGState(21));
   auto A = random_matrix<Kokkos::LayoutRight, Space>(5000, 6, 8);
   view_t Y0("Y0", 37, 6);
-  sparse_project(Space(), S, A, Y0);
+  Impl::SparseProjectGeneric<Space, decltype(A), view_t>::apply(Space(), S, A, Y0, 1, 1);
   const auto ref = TestUtil::to_host(Y0);
   const int max_team = Kokkos::TeamPolicy<Space>(1, Kokkos::AUTO)
                            .team_size_max(Impl::SparseProjectGeneric<Space, decltype(A), view_t>{
