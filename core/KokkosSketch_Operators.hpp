@@ -54,9 +54,9 @@ struct SparseDist {
   std::int64_t n_cols = 0;  ///< D
   double density = 0.0;     ///< p in (0, 1]; 0 means 1/sqrt(D)
   Scaling scaling = Scaling::unscaled;  ///< raw +-1 or +-1/sqrt(p k)
-  /// Columns per pattern segment, in [1, 2^26]; part of the definition of S (a different
-  /// value gives a different matrix).
-  std::int64_t segment_length = std::int64_t(1) << 16;
+  /// Columns per pattern segment, in [1, 2^26], or 0 for default_segment_length(p); part
+  /// of the definition of S (a different value gives a different matrix).
+  std::int64_t segment_length = 0;
 };
 
 /// \brief p = 1/sqrt(D), the "very sparse" density of Li, Hastie & Church (2006).
@@ -66,6 +66,15 @@ inline double very_sparse_density(std::int64_t D) { return 1.0 / std::sqrt(doubl
 /// \brief p = 1/3, Achlioptas' (2003) sparse projection (s = 3).
 /// \return 1/3
 inline constexpr double achlioptas_density() { return 1.0 / 3.0; }
+
+/// \brief Default segment length for density p: the power of two nearest above 256 / p,
+/// clamped to [2^12, 2^26], so that a segment holds about 256 or more nonzeros per row and
+/// the draws wasted at segment ends (about half a batch of 32 per segment) stay near 6%.
+inline std::int64_t default_segment_length(double p) {
+  std::int64_t L = std::int64_t(1) << 12;
+  while (L < (std::int64_t(1) << 26) && double(L) * p < 256.0) L <<= 1;
+  return L;
+}
 
 namespace Impl {
 inline void check_operator_dims(const char* f, std::int64_t rows, std::int64_t cols) {
@@ -245,9 +254,12 @@ class SparseOp {
                           "density must lie in (0, 1], got ", dist.density);
     KOKKOSSKETCH_THROW_IF(1.0 - p == 1.0, "SparseOp", "density ", p,
                           " is too small: 1 - p rounds to 1 in double precision");
-    const std::int64_t L = dist.segment_length;
+    const std::int64_t L =
+        dist.segment_length == 0 ? default_segment_length(p) : dist.segment_length;
     KOKKOSSKETCH_THROW_IF(L <= 0 || L > (std::int64_t(1) << 26), "SparseOp",
-                          "segment_length must lie in [1, 2^26], got ", L);
+                          "segment_length must be 0 (default) or lie in [1, 2^26], got ",
+                          dist.segment_length);
+    m_dist.segment_length = L;
     KOKKOSSKETCH_THROW_IF((dist.n_cols - 1) / L >= (std::int64_t(1) << 32), "SparseOp",
                           "D = ", dist.n_cols, " needs more than 2^32 segments of ", L,
                           " columns");

@@ -143,6 +143,9 @@ SparseOp make_sparse_op(const ProjSize& s) {
   dist.n_rows = s.k;
   dist.n_cols = s.D;
   dist.density = 0.0;  // very sparse: p = 1/sqrt(D)
+  // KOKKOSSKETCH_BENCH_SEGMENT_LOG2 overrides the segment length (an operator parameter).
+  if (const char* e = std::getenv("KOKKOSSKETCH_BENCH_SEGMENT_LOG2"))
+    dist.segment_length = std::int64_t(1) << std::atoi(e);
   return SparseOp(dist, RNGState(s_seed));
 }
 

@@ -93,7 +93,8 @@ class ReferenceSparse {
 
   /// Nonzeros of global row r inside global columns [gbegin, gend), columns relative to gbegin.
   std::vector<Nonzero> row(std::int64_t r, std::int64_t gbegin, std::int64_t gend) {
-    const std::int64_t L = m_dist.segment_length;
+    const std::int64_t L =
+        m_dist.segment_length == 0 ? default_segment_length(m_p) : m_dist.segment_length;
     std::vector<Nonzero> out;
     for (std::int64_t s = gbegin / L; s * L < gend; ++s) {
       const std::int64_t seg_cols = std::min(L, m_dist.n_cols - s * L);
@@ -342,7 +343,7 @@ std::vector<SparseOp> pattern_test_operators() {
   ops.push_back(a);
   ops.push_back(a.submatrix(3, 1000, 7, 2100));  // starts and ends inside segments
   ops.push_back(a.submatrix(12, 4999, 1, 1));    // the last column of the partial segment
-  // Columns past 2^32 of a 2^33 + 10 wide operator, default segment length (2^16).
+  // Columns past 2^32 of a 2^33 + 10 wide operator, default segment length.
   const SparseOp b(SparseDist{6, two33 + 10, 1e-2, Scaling::isometric}, RNGState(3));
   ops.push_back(b.submatrix(0, two32 + 12345, 6, 3000));
   ops.push_back(b.submatrix(2, two33 + 10 - 700, 4, 700));  // the last, partial segment

@@ -37,4 +37,8 @@ struct DenseProjectApply {
 #include <KokkosSketch_Cuda_SparseProject.hpp>
 #endif
 
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <KokkosSketch_Cuda_DenseProject.hpp>
+#endif
+
 #endif

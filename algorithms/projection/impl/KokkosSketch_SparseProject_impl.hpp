@@ -22,7 +22,7 @@ struct SparseProjectGeneric {
   using policy_t = Kokkos::TeamPolicy<ExecSpace>;
   using member_t = typename policy_t::member_type;
   using scratch_space = typename ExecSpace::scratch_memory_space;
-  using pos_view = Kokkos::View<std::int64_t**, scratch_space, Kokkos::MemoryUnmanaged>;
+  using pos_view = Kokkos::View<std::uint32_t**, scratch_space, Kokkos::MemoryUnmanaged>;
   using sgn_view = Kokkos::View<float**, scratch_space, Kokkos::MemoryUnmanaged>;
   using y_value = typename YView::non_const_value_type;
 
@@ -51,31 +51,44 @@ struct SparseProjectGeneric {
       }
       for (std::int64_t seg = m_seg_begin; seg < m_seg_end; ++seg) {
         const std::int64_t base = seg * L;
-        const std::int64_t last = (gend - base < L ? gend - base : L);  // segment-relative end
-        std::int64_t cur = -1;
-        for (std::uint32_t m0 = 0; cur + 1 < last; m0 += batch) {
+        // Segment-relative range [lo, last) of the columns of this (sub)operator.
+        const std::uint32_t last = std::uint32_t(gend - base < L ? gend - base : L);
+        const std::uint32_t lo = std::uint32_t(gbegin > base ? gbegin - base : 0);
+        std::uint32_t next = 0;  // first position not yet covered
+        for (std::uint32_t m0 = 0; next < last; m0 += batch) {
+          // Lanes draw a batch; a skip >= L ends the segment whatever its value, so it is
+          // clamped to L (sums of a batch stay below 2^32).
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, batch), [&](const int l) {
             const SparseOp::Draw d = m_S.draw(grow, seg, m0 + std::uint32_t(l));
-            skip(t, l) = d.skip + 1;
+            skip(t, l) = std::uint32_t(d.skip < L ? d.skip : L) + 1u;
             sgn(t, l) = float(d.sign);
           });
-          std::int64_t advance = 0;
+          std::uint32_t advance = 0;
           Kokkos::parallel_reduce(
               Kokkos::ThreadVectorRange(team, batch),
-              [&](const int l, std::int64_t& a) { a += skip(t, l); }, advance);
-          // Every lane forms the positions itself while walking the batch in order: positions
-          // at or past `last` end the segment, those before `gbegin` are skipped.
+              [&](const int l, std::uint32_t& a) { a += skip(t, l); }, advance);
+          // Every lane forms the positions itself while walking the batch in order, with
+          // positions outside [lo, last) masked, eight gathers in flight at a time.
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, b), [&](const std::int64_t c) {
             y_value acc = y_value(0);
-            std::int64_t p = cur;
-            for (int l = 0; l < batch; ++l) {
-              p += skip(t, l);
-              if (p >= last) break;
-              if (base + p >= gbegin) acc += y_value(sgn(t, l)) * y_value(m_A(base + p - gbegin, c));
+            std::uint32_t end = next;  // position + 1 of the current draw
+            for (int l0 = 0; l0 < batch; l0 += 8) {
+              y_value v[8];
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#pragma unroll
+#endif
+              for (int u = 0; u < 8; ++u) {
+                end += skip(t, l0 + u);
+                const std::uint32_t pos = end - 1u;
+                const bool ok = pos < last && pos >= lo;
+                v[u] = ok ? y_value(sgn(t, l0 + u)) * y_value(m_A(base + pos - gbegin, c))
+                          : y_value(0);
+              }
+              for (int u = 0; u < 8; ++u) acc += v[u];
             }
             m_Y(i, c) += acc;
           });
-          cur += advance;
+          next += advance;
         }
       }
       const double s = m_S.scale();
