@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The CUDA Tensor Core dense projection (backends/cuda/KokkosSketch_Cuda_DenseProject.hpp)
+// against FP64 host references built from the materialized operator: batch widths around the
+// n8 tile and the 32-column launch, row counts off the 512-row block, column counts off the
+// 512-column tile, submatrices whose column offset is not a multiple of the 128-column Philox
+// block, magnitudes outside FP16's range, NaN/Inf reporting, run-to-run determinism and the
+// fallback to the generic kernel.
+#include <KokkosSketch.hpp>
+#include <KokkosSketch_TestUtils.hpp>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace {
+
+using namespace KokkosSketch;
+
+template <class Layout>
+using CudaMatrix = Kokkos::View<float**, Layout, Kokkos::CudaSpace>;
+
+/// D x b, entries mag * U[-1, 1] from a fixed seed.
+template <class Layout>
+CudaMatrix<Layout> random_matrix(std::int64_t D, std::int64_t b, unsigned seed, float mag = 1.f) {
+  CudaMatrix<Layout> A("A", D, b);
+  auto h = Kokkos::create_mirror_view(A);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (std::int64_t i = 0; i < D; ++i)
+    for (std::int64_t c = 0; c < b; ++c) h(i, c) = float(mag * u(gen));
+  Kokkos::deep_copy(A, h);
+  return A;
+}
+
+/// FP64 reference M A (M row-major k x D, A row-major D x b) with the bound
+/// (4 D + 8) 2^-24 sum_j |M_ij A_jc|: the split of A into FP16 hi + lo keeps ~22 bits
+/// (2^-21 relative), the Tensor Cores truncate (2 u per addition), FP32 sums across tiles.
+struct Reference {
+  std::vector<double> Y, bound;
+  double norm = 0;
+};
+Reference reference_product(const std::vector<double>& M, std::int64_t k, std::int64_t D,
+                            const std::vector<double>& A, std::int64_t b) {
+  Reference r{std::vector<double>(k * b, 0.0), std::vector<double>(k * b, 0.0)};
+  for (std::int64_t i = 0; i < k; ++i)
+    for (std::int64_t j = 0; j < D; ++j) {
+      const double m = M[i * D + j];
+      for (std::int64_t c = 0; c < b; ++c) {
+        r.Y[i * b + c] += m * A[j * b + c];
+        r.bound[i * b + c] += std::abs(m * A[j * b + c]);
+      }
+    }
+  for (auto& x : r.bound) x = x * (4.0 * double(D) + 8.0) * 0x1.0p-24 + 1e-37;
+  for (double y : r.Y) r.norm += y * y;
+  r.norm = std::sqrt(r.norm);
+  return r;
+}
+
+double relative_frobenius(const std::vector<double>& got, const Reference& ref) {
+  double e = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) e += (got[i] - ref.Y[i]) * (got[i] - ref.Y[i]);
+  return std::sqrt(e) / ref.norm;
+}
+
+/// Runs dense_project on Cuda (Tensor Cores expected when `tc`), checks elementwise bounds,
+/// a normwise error at FP32 level, every entry written, and bitwise determinism.
+template <class LayoutA, class LayoutY>
+void check_against_reference(const DenseOp& S, std::int64_t b, unsigned seed, float mag = 1.f,
+                             bool tc = true) {
+  const std::int64_t k = S.rows(), D = S.cols();
+  auto A = random_matrix<LayoutA>(D, b, seed, mag);
+  CudaMatrix<LayoutY> Y("Y", k, b), Y2("Y2", k, b);
+  Kokkos::deep_copy(Y, std::numeric_limits<float>::quiet_NaN());  // every entry must be written
+  using apply_t = Impl::DenseProjectApply<Kokkos::Cuda, CudaMatrix<LayoutA>, CudaMatrix<LayoutY>>;
+  const Kokkos::Cuda space;
+  EXPECT_EQ(apply_t::uses_tensor_cores(space, S), tc);
+  dense_project(space, S, A, Y);
+  dense_project(space, S, A, Y2);
+  const auto M = TestUtil::to_host(materialize(Kokkos::DefaultHostExecutionSpace(), S));
+  const auto ref = reference_product(M, k, D, TestUtil::to_host(A), b);
+  const auto got = TestUtil::to_host(Y);
+  EXPECT_TRUE(TestUtil::within_bounds(got, ref.Y, ref.bound, b));
+  // FP16 products alone would give ~1e-4; the hi + lo split must reach FP32 level.
+  EXPECT_LT(relative_frobenius(got, ref), 2e-6);
+  EXPECT_EQ(got, TestUtil::to_host(Y2)) << "two runs differ";
+}
+
+TEST(CudaDenseProject, BatchWidthsAroundTheTiles) {
+  using LR = Kokkos::LayoutRight;
+  // k = 600: one full 512-row block and a partial one; D = 3001: 512-column tiles plus a
+  // remainder, split across CTAs.
+  const DenseOp S(DenseDist{600, 3001}, RNGState(8));
+  for (std::int64_t b : {1, 3, 8, 32, 40}) check_against_reference<LR, LR>(S, b, unsigned(b));
+}
+
+TEST(CudaDenseProject, LayoutsAndStrides) {
+  using LR = Kokkos::LayoutRight;
+  using LL = Kokkos::LayoutLeft;
+  const DenseOp S(DenseDist{530, 1700}, RNGState(11));
+  check_against_reference<LL, LL>(S, 3, 1);
+  check_against_reference<LL, LR>(S, 40, 2);
+  check_against_reference<LR, LL>(S, 8, 3);
+}
+
+TEST(CudaDenseProject, SmallOperators) {
+  using LR = Kokkos::LayoutRight;
+  check_against_reference<LR, LR>(DenseOp(DenseDist{23, 1500}, RNGState(9)), 1, 4);
+  check_against_reference<LR, LR>(DenseOp(DenseDist{1, 100}, RNGState(9)), 5, 5);
+  check_against_reference<LR, LR>(DenseOp(DenseDist{17, 1}, RNGState(9)), 2, 6);
+}
+
+TEST(CudaDenseProject, Submatrices) {
+  using LR = Kokkos::LayoutRight;
+  const DenseOp S(DenseDist{2000, 100000, DenseEntries::rademacher, Scaling::isometric},
+                  RNGState(12));
+  // Column offsets off the 128-column Philox block shift the bit positions.
+  check_against_reference<LR, LR>(S.submatrix(13, 77, 700, 2900), 5, 7);
+  check_against_reference<LR, LR>(S.submatrix(1, 1000, 513, 4100), 32, 8);
+  check_against_reference<LR, LR>(S.submatrix(1999, 99999, 1, 1), 3, 9);
+  // Submatrix of a submatrix.
+  check_against_reference<LR, LR>(S.submatrix(100, 5000, 900, 9000).submatrix(3, 301, 600, 2000),
+                                  8, 10);
+  // Columns past 2^32 (64-bit block indices).
+  const DenseOp Sh(DenseDist{40, (std::int64_t(1) << 33) + 10}, RNGState(3));
+  check_against_reference<LR, LR>(Sh.submatrix(0, (std::int64_t(1) << 32) + 12345, 40, 3000), 4,
+                                  11);
+}
+
+TEST(CudaDenseProject, MagnitudesOutsideHalfRange) {
+  using LR = Kokkos::LayoutRight;
+  // Each column is scaled by a power of two before the FP16 split: no overflow above 65504,
+  // no underflow of small data.
+  const DenseOp S(DenseDist{300, 2000}, RNGState(13));
+  for (float mag : {1e30f, 1e6f, 7e4f, 1e-6f, 1e-30f}) check_against_reference<LR, LR>(S, 8, 12, mag);
+  // Columns of very different magnitudes in one launch.
+  const std::int64_t D = 2000, b = 4;
+  auto A = random_matrix<LR>(D, b, 13);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+  const float mags[4] = {1e20f, 1.f, 1e-20f, 65504.f};
+  for (std::int64_t j = 0; j < D; ++j)
+    for (std::int64_t c = 0; c < b; ++c) h(j, c) *= mags[c];
+  Kokkos::deep_copy(A, h);
+  CudaMatrix<LR> Y("Y", 300, b);
+  dense_project(Kokkos::Cuda(), S, A, Y);
+  const auto ref = reference_product(TestUtil::to_host(materialize(Kokkos::DefaultHostExecutionSpace(), S)),
+                                     300, D, TestUtil::to_host(A), b);
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, b));
+}
+
+TEST(CudaDenseProject, NonFiniteInputIsReported) {
+  using LR = Kokkos::LayoutRight;
+  const DenseOp S(DenseDist{64, 1000}, RNGState(1));
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()}) {
+    auto A = random_matrix<LR>(1000, 3, 2);
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+    h(500, 1) = bad;
+    Kokkos::deep_copy(A, h);
+    CudaMatrix<LR> Y("Y", 64, 3);
+    EXPECT_THROW(dense_project(Kokkos::Cuda(), S, A, Y), Error) << bad;
+  }
+}
+
+TEST(CudaDenseProject, ForcedSplitsGiveTheSameAccuracy) {
+  using LR = Kokkos::LayoutRight;
+  using view_t = CudaMatrix<LR>;
+  const DenseOp S(DenseDist{700, 6000}, RNGState(21));
+  auto A = random_matrix<LR>(6000, 32, 22);
+  const auto ref = reference_product(TestUtil::to_host(materialize(Kokkos::DefaultHostExecutionSpace(), S)),
+                                     700, 6000, TestUtil::to_host(A), 32);
+  for (int ks : {1, 2, 5, 11}) {
+    view_t Y("Y", 700, 32);
+    Impl::CudaDenseConfig cfg;
+    cfg.ksplit = ks;
+    Impl::DenseProjectApply<Kokkos::Cuda, view_t, view_t>::apply(Kokkos::Cuda(), S, A, Y, cfg);
+    EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, 32)) << ks;
+  }
+}
+
+TEST(CudaDenseProject, KernelVariantsAgreeBitwise) {
+  // Tile sums in shared memory or in registers, predicated or unpredicated staging: the same
+  // FP32 operations in the same order.
+  using LR = Kokkos::LayoutRight;
+  using view_t = CudaMatrix<LR>;
+  const DenseOp S(DenseDist{1000, 5000}, RNGState(23));
+  for (std::int64_t b : {3, 32}) {
+    auto A = random_matrix<LR>(5000, b, 24);
+    std::vector<double> first;
+    for (int v = 0; v < 4; ++v) {
+      view_t Y("Y", 1000, b);
+      Impl::CudaDenseConfig cfg;
+      cfg.outer_in_shared = (v & 1) != 0;
+      cfg.fast_staging = (v & 2) != 0;
+      Impl::DenseProjectApply<Kokkos::Cuda, view_t, view_t>::apply(Kokkos::Cuda(), S, A, Y, cfg);
+      const auto got = TestUtil::to_host(Y);
+      if (v == 0)
+        first = got;
+      else
+        EXPECT_EQ(got, first) << "variant " << v << ", b = " << b;
+    }
+  }
+}
+
+TEST(CudaDenseProject, OtherLawsAndTypesUseTheGenericKernel) {
+  using LR = Kokkos::LayoutRight;
+  const DenseOp G(DenseDist{50, 1000, DenseEntries::gaussian, Scaling::isometric}, RNGState(16));
+  check_against_reference<LR, LR>(G, 4, 14, 1.f, false);
+  const DenseOp U(DenseDist{50, 1000, DenseEntries::uniform}, RNGState(17));
+  check_against_reference<LR, LR>(U, 4, 15, 1.f, false);
+  using dview = Kokkos::View<double**, LR, Kokkos::CudaSpace>;
+  const DenseOp S(DenseDist{50, 1000}, RNGState(18));
+  EXPECT_FALSE((Impl::DenseProjectApply<Kokkos::Cuda, dview, dview>::uses_tensor_cores(Kokkos::Cuda(), S)));
+  // The generic kernel forced on a Rademacher operator agrees within the same bound.
+  using view_t = CudaMatrix<LR>;
+  auto A = random_matrix<LR>(1000, 6, 19);
+  view_t Y("Y", 50, 6);
+  Impl::CudaDenseConfig cfg;
+  cfg.allow_tensor_cores = false;
+  EXPECT_FALSE((Impl::DenseProjectApply<Kokkos::Cuda, view_t, view_t>::uses_tensor_cores(Kokkos::Cuda(), S, cfg)));
+  Impl::DenseProjectApply<Kokkos::Cuda, view_t, view_t>::apply(Kokkos::Cuda(), S, A, Y, cfg);
+  const auto ref = reference_product(TestUtil::to_host(materialize(Kokkos::DefaultHostExecutionSpace(), S)),
+                                     50, 1000, TestUtil::to_host(A), 6);
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, 6));
+}
+
+}  // namespace
+
+#endif  // KOKKOS_ENABLE_CUDA
