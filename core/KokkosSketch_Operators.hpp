@@ -54,7 +54,7 @@ struct SparseDist {
   std::int64_t n_cols = 0;  ///< D
   double density = 0.0;     ///< p in (0, 1]; 0 means 1/sqrt(D)
   Scaling scaling = Scaling::unscaled;  ///< raw +-1 or +-1/sqrt(p k)
-  /// Columns per pattern segment, in [1, 2^26], or 0 for default_segment_length(p); part
+  /// Columns per pattern segment, in [1, 2^25], or 0 for default_segment_length(p); part
   /// of the definition of S (a different value gives a different matrix).
   std::int64_t segment_length = 0;
 };
@@ -68,11 +68,11 @@ inline double very_sparse_density(std::int64_t D) { return 1.0 / std::sqrt(doubl
 inline constexpr double achlioptas_density() { return 1.0 / 3.0; }
 
 /// \brief Default segment length for density p: the power of two nearest above 256 / p,
-/// clamped to [2^12, 2^26], so that a segment holds about 256 or more nonzeros per row and
-/// the draws wasted at segment ends (about half a batch of 32 per segment) stay near 6%.
+/// clamped to [2^12, 2^25], so that a segment holds about 256 or more nonzeros per row and
+/// the draws wasted at segment ends (about half a batch per segment) stay small.
 inline std::int64_t default_segment_length(double p) {
   std::int64_t L = std::int64_t(1) << 12;
-  while (L < (std::int64_t(1) << 26) && double(L) * p < 256.0) L <<= 1;
+  while (L < (std::int64_t(1) << 25) && double(L) * p < 256.0) L <<= 1;
   return L;
 }
 
@@ -224,8 +224,10 @@ class DenseOp {
 /// \brief One realisation of a SparseDist, optionally restricted to a submatrix.
 ///
 /// Row pattern: the full column axis is cut into segments of L = dist.segment_length columns.
-/// In segment s of global row r, draw m (m = 0, 1, ...) is Philox(counter + (m + 2^32 s, r))
-/// under the state's key; words (0,1) give u in (0, 1], word 2's low bit the sign. The skip
+/// In segment s of global row r, draws m = 2c and 2c + 1 (c = 0, 1, ...) come from one
+/// Philox call, Philox(counter + (c + 2^32 s, r)) under the state's key: draw 2c + h takes
+/// the 64-bit word x = w[2h] + 2^32 w[2h + 1], u = (floor(x / 2^11) + 1) 2^-53 in (0, 1]
+/// and the sign from bit 0 of x (1 means -1; those bits are not used by u). The skip
 /// G_m = geometric(p)(u) (number of zeros before the next nonzero) is sampled exactly
 /// (Impl::GeometricTable), positions are pos_0 = G_0, pos_m = pos_{m-1} + 1 + G_m, and the
 /// segment ends at the first pos_m >= L. This yields independent Bernoulli(p) entries with
@@ -246,7 +248,7 @@ class SparseOp {
   /// \param [in] state key and base counter; the operator uses counter rows
   ///   [state.counter + 0, state.counter + dist.n_rows) (words 2 and 3)
   /// \throws Error if an extent is not positive, the density is not in (0, 1], the
-  ///   segment length is not in [1, 2^26], or D needs 2^32 segments or more
+  ///   segment length is not in [1, 2^25], or D needs 2^32 segments or more
   SparseOp(const SparseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
     Impl::check_operator_dims("SparseOp", dist.n_rows, dist.n_cols);
     const double p = dist.density == 0.0 ? very_sparse_density(dist.n_cols) : dist.density;
@@ -256,8 +258,8 @@ class SparseOp {
                           " is too small: 1 - p rounds to 1 in double precision");
     const std::int64_t L =
         dist.segment_length == 0 ? default_segment_length(p) : dist.segment_length;
-    KOKKOSSKETCH_THROW_IF(L <= 0 || L > (std::int64_t(1) << 26), "SparseOp",
-                          "segment_length must be 0 (default) or lie in [1, 2^26], got ",
+    KOKKOSSKETCH_THROW_IF(L <= 0 || L > (std::int64_t(1) << 25), "SparseOp",
+                          "segment_length must be 0 (default) or lie in [1, 2^25], got ",
                           dist.segment_length);
     m_dist.segment_length = L;
     KOKKOSSKETCH_THROW_IF((dist.n_cols - 1) / L >= (std::int64_t(1) << 32), "SparseOp",
@@ -336,14 +338,24 @@ class SparseOp {
   /// \param [in] m index of the draw within the segment
   /// \return the skip to the next nonzero candidate and its sign
   KOKKOS_INLINE_FUNCTION Draw draw(std::int64_t grow, std::int64_t seg, std::uint32_t m) const {
-    const PhiloxCounter w = philox4x32_10(
-        Impl::offset_counter(segment_counter(grow, seg), m, 0), m_state.key);
-    return Draw{std::int64_t(m_table.sample32(Impl::u01_53(w.v[0], w.v[1]))),
-                Impl::sign_from_bit(w.v[2], 0)};
+    Draw d[2];
+    draw_pair(segment_counter(grow, seg), m >> 1, d[0], d[1]);
+    return d[m & 1u];
   }
 
-  /// \brief Philox counter of draw 0 of segment `seg` of global row `grow`; draw m uses
-  /// this counter plus m in words (0,1). For kernels that precompute it per segment.
+  /// \brief Draws 2c and 2c + 1 of the segment whose counter is `seg_ctr` (one Philox call).
+  KOKKOS_INLINE_FUNCTION void draw_pair(const PhiloxCounter& seg_ctr, std::uint32_t c, Draw& d0,
+                                        Draw& d1) const {
+    const PhiloxCounter w = philox4x32_10(Impl::offset_counter(seg_ctr, c, 0), m_state.key);
+    d0 = Draw{std::int64_t(m_table.sample32(Impl::u01_53(w.v[0], w.v[1]))),
+              Impl::sign_from_bit(w.v[0], 0)};
+    d1 = Draw{std::int64_t(m_table.sample32(Impl::u01_53(w.v[2], w.v[3]))),
+              Impl::sign_from_bit(w.v[2], 0)};
+  }
+
+  /// \brief Philox counter of the first call of segment `seg` of global row `grow`; call c
+  /// (draws 2c, 2c + 1) uses this counter plus c in words (0,1). For kernels that precompute
+  /// it per segment.
   KOKKOS_INLINE_FUNCTION PhiloxCounter segment_counter(std::int64_t grow,
                                                        std::int64_t seg) const {
     return Impl::offset_counter(m_state.counter, std::uint64_t(seg) << 32, std::uint64_t(grow));

@@ -119,15 +119,23 @@ struct GeometricTable {
       g.t[j] = v;
       v = v * v;
     }
+    // Bits j with t[j] < 2^-53 are never taken for u >= 2^-53 (acc <= 1), so the search
+    // can start below them with the same result.
+    g.nsearch = 0;
+    while (g.nsearch < nbits && g.t[g.nsearch] >= 0x1.0p-53) ++g.nsearch;
     return g;
   }
 
-  /// Number of failures before the first success, for u uniform in (0, 1].
+  /// Bits the search visits (the low `nsearch` of the `nbits`); see make().
+  int nsearch = 0;
+
+  /// Number of failures before the first success, for u uniform in [2^-53, 1] (the range of
+  /// u01_53).
   KOKKOS_INLINE_FUNCTION std::int64_t sample(double u) const {
     if (nbits <= 32) return sample32(u);
     std::int64_t g = 0;
     double acc = 1.0;
-    for (int j = nbits - 1; j >= 0; --j) {
+    for (int j = nsearch - 1; j >= 0; --j) {
       const double trial = acc * t[j];
       const bool take = trial >= u;
       acc = take ? trial : acc;
@@ -140,7 +148,7 @@ struct GeometricTable {
   KOKKOS_INLINE_FUNCTION std::uint32_t sample32(double u) const {
     std::uint32_t g = 0;
     double acc = 1.0;
-    for (int j = nbits - 1; j >= 0; --j) {
+    for (int j = nsearch - 1; j >= 0; --j) {
       const double trial = acc * t[j];
       const bool take = trial >= u;
       acc = take ? trial : acc;

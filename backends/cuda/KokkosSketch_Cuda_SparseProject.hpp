@@ -2,10 +2,10 @@
 /// \file KokkosSketch_Cuda_SparseProject.hpp
 /// \brief CUDA specialization of Y = S A for a very sparse S (warp-level row gather).
 ///
-/// One warp per row of S. Each lane draws one skip of a batch of 32 (the same draws as the
-/// generic kernel, so the same S), a warp inclusive scan by shuffles turns skips into
-/// positions, and the warp consumes the batch with positions and signs broadcast by
-/// shuffles: lanes are split into `32 / gs` groups of `gs` lanes, group q takes nonzeros
+/// One warp per row of S. Each lane makes one Philox call for two draws of a batch of 64
+/// (the same draws as the generic kernel, so the same S), a warp inclusive scan by shuffles
+/// turns skips into positions, and the warp consumes the batch with positions and signs
+/// broadcast by shuffles (one 32-bit word per nonzero): lanes are split into `32 / gs` groups of `gs` lanes, group q takes nonzeros
 /// q, q + 32/gs, ..., and each lane loads `VEC` consecutive columns of the gathered row of A
 /// (16-byte loads for row-major A with b % 4 == 0), all loads of a batch in flight before the
 /// first use. Groups are summed by shuffles at the end, in a fixed order.
@@ -39,7 +39,7 @@ __device__ __forceinline__ std::uint32_t sample_skip(const Impl::GeometricTable&
                                                      double u) {
   std::uint32_t g = 0;
   double acc = 1.0;
-  const int nb = table.nbits;
+  const int nb = table.nsearch;
 #pragma unroll
   for (int j = 26; j >= 0; --j) {
     if (j < nb) {
@@ -87,45 +87,56 @@ __global__ void __launch_bounds__(256)
       const float* seg_ptr = a_ptr + (base - gbegin) * a_s0 + c * a_s1;
       const PhiloxCounter ctr0 = S.segment_counter(grow, seg);
       std::uint32_t next = 0;  // first position not yet covered
-      for (std::uint32_t m0 = 0; next < last; m0 += 32) {
+      for (std::uint32_t c0 = 0; next < last; c0 += 32) {
+        // Lane l makes Philox call c0 + l: draws 2 (c0 + l) and 2 (c0 + l) + 1 (the layout of
+        // SparseOp::draw_pair), 64 draws per batch.
         const PhiloxCounter w =
-            philox4x32_10(Impl::offset_counter(ctr0, m0 + std::uint32_t(lane), 0), key);
-        const std::uint32_t skip = sample_skip(table, Impl::u01_53(w.v[0], w.v[1]));
-        // Inclusive warp scan of (skip + 1). A skip >= L ends the segment whatever its value,
-        // so clamping it to L keeps the walk and bounds the sum by 32 (2^26 + 1) < 2^32.
-        std::uint32_t run = (skip < std::uint32_t(L) ? skip : std::uint32_t(L)) + 1u;
+            philox4x32_10(Impl::offset_counter(ctr0, c0 + std::uint32_t(lane), 0), key);
+        const std::uint32_t g0 = sample_skip(table, Impl::u01_53(w.v[0], w.v[1]));
+        const std::uint32_t g1 = sample_skip(table, Impl::u01_53(w.v[2], w.v[3]));
+        // Inclusive warp scan of the pairs' (skip + 1). A skip >= L ends the segment whatever
+        // its value, so clamping it to L keeps the walk and bounds the sum by 64 (2^25 + 1).
+        const std::uint32_t r0 = (g0 < std::uint32_t(L) ? g0 : std::uint32_t(L)) + 1u;
+        const std::uint32_t r1 = (g1 < std::uint32_t(L) ? g1 : std::uint32_t(L)) + 1u;
+        std::uint32_t run = r0 + r1;
 #pragma unroll
         for (int off = 1; off < 32; off <<= 1) {
           const std::uint32_t up = __shfl_up_sync(full, run, off);
           if (lane >= off) run += up;
         }
-        const std::uint32_t pos = next + run - 1u;
-        const std::uint32_t word =
-            (pos < last && pos >= lo) ? ((pos << 1) | (w.v[2] & 1u)) : invalid;
+        const std::uint32_t pos1 = next + run - 1u, pos0 = pos1 - r1;
+        const std::uint32_t word0 =
+            (pos0 < last && pos0 >= lo) ? ((pos0 << 1) | (w.v[0] & 1u)) : invalid;
+        const std::uint32_t word1 =
+            (pos1 < last && pos1 >= lo) ? ((pos1 << 1) | (w.v[2] & 1u)) : invalid;
         next += __shfl_sync(full, run, 31);
-        // Consume: all GS loads of this lane first, then the sums. The sign is applied by
-        // flipping the sign bit (exact, like multiplying by -1).
-        float vals[GS][VEC];
-        std::uint32_t neg[GS];
+        // Consume, one half of the pairs at a time: all GS loads of this lane first, then the
+        // sums. The sign is applied by flipping the sign bit (exact, like multiplying by -1).
 #pragma unroll
-        for (int u = 0; u < GS; ++u) {
-          const std::uint32_t wq = __shfl_sync(full, word, u * NG + grp);
-          const bool ok = wq != invalid && col_ok;
-          neg[u] = (wq & 1u) << 31;
-          const float* p = seg_ptr + std::int64_t(wq >> 1) * a_s0;
-          if constexpr (VEC == 4) {
-            float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (ok) x = __ldg(reinterpret_cast<const float4*>(p));
-            vals[u][0] = x.x; vals[u][1] = x.y; vals[u][2] = x.z; vals[u][3] = x.w;
-          } else {
-            vals[u][0] = ok ? __ldg(p) : 0.f;
+        for (int h = 0; h < 2; ++h) {
+          const std::uint32_t word = h == 0 ? word0 : word1;
+          float vals[GS][VEC];
+          std::uint32_t neg[GS];
+#pragma unroll
+          for (int u = 0; u < GS; ++u) {
+            const std::uint32_t wq = __shfl_sync(full, word, u * NG + grp);
+            const bool ok = wq != invalid && col_ok;
+            neg[u] = (wq & 1u) << 31;
+            const float* p = seg_ptr + std::int64_t(wq >> 1) * a_s0;
+            if constexpr (VEC == 4) {
+              float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+              if (ok) x = __ldg(reinterpret_cast<const float4*>(p));
+              vals[u][0] = x.x; vals[u][1] = x.y; vals[u][2] = x.z; vals[u][3] = x.w;
+            } else {
+              vals[u][0] = ok ? __ldg(p) : 0.f;
+            }
           }
+#pragma unroll
+          for (int u = 0; u < GS; ++u)
+#pragma unroll
+            for (int v = 0; v < VEC; ++v)
+              acc[v] += __int_as_float(__float_as_int(vals[u][v]) ^ int(neg[u]));
         }
-#pragma unroll
-        for (int u = 0; u < GS; ++u)
-#pragma unroll
-          for (int v = 0; v < VEC; ++v)
-            acc[v] += __int_as_float(__float_as_int(vals[u][v]) ^ int(neg[u]));
       }
     }
     // Sum the groups (fixed butterfly order), then group 0 updates Y.

@@ -80,8 +80,9 @@ struct Nonzero {
 };
 
 /// Sparse row patterns re-implemented from the SparseOp class comment: in segment s of global
-/// row r, draw m is Philox(state.counter + ((s << 32) | m, r)) under the state's key; words
-/// (0,1) give u, bit 0 of word 2 the sign (1 -> -1); skips are geometric(p) by log inversion;
+/// row r, draws 2c and 2c + 1 come from Philox(state.counter + ((s << 32) | c, r)) under the
+/// state's key; draw 2c + h takes u from words (2h, 2h + 1) and its sign from bit 0 of word 2h
+/// (1 -> -1); skips are geometric(p) by log inversion;
 /// pos_0 = G_0, pos_m = pos_{m-1} + 1 + G_m; the segment ends at the first pos >= L (or at
 /// column D in the last, partial segment). Structured differently from the library on purpose:
 /// it generates whole segments of the full matrix and then keeps the requested columns.
@@ -100,15 +101,18 @@ class ReferenceSparse {
       const std::int64_t seg_cols = std::min(L, m_dist.n_cols - s * L);
       std::int64_t pos = -1;
       for (std::uint64_t m = 0;; ++m) {
+        // Draws 2c and 2c + 1 share Philox call c: draw 2c + h uses words (2h, 2h + 1).
         const PhiloxCounter w = philox4x32_10(
-            reference_offset(m_state.counter, (std::uint64_t(s) << 32) | m, std::uint64_t(r)),
+            reference_offset(m_state.counter, (std::uint64_t(s) << 32) | (m >> 1),
+                             std::uint64_t(r)),
             m_state.key);
-        const Inversion g = invert_geometric(reference_u01_53(w.v[0], w.v[1]), m_p);
+        const int h = int(m & 1u);
+        const Inversion g = invert_geometric(reference_u01_53(w.v[2 * h], w.v[2 * h + 1]), m_p);
         ambiguous += g.ambiguous ? 1 : 0;
         pos += 1 + g.value;
         if (pos >= seg_cols) break;
         const std::int64_t col = s * L + pos;
-        if (col >= gbegin && col < gend) out.push_back({col - gbegin, (w.v[2] & 1u) ? -1.0 : 1.0});
+        if (col >= gbegin && col < gend) out.push_back({col - gbegin, (w.v[2 * h] & 1u) ? -1.0 : 1.0});
       }
     }
     return out;

@@ -18,7 +18,7 @@ namespace Impl {
 
 template <class ExecSpace, class AView, class YView>
 struct SparseProjectGeneric {
-  static constexpr int batch = 32;
+  static constexpr int batch = 64;  // draws per batch: 32 Philox calls of two draws
   using policy_t = Kokkos::TeamPolicy<ExecSpace>;
   using member_t = typename policy_t::member_type;
   using scratch_space = typename ExecSpace::scratch_memory_space;
@@ -55,13 +55,17 @@ struct SparseProjectGeneric {
         const std::uint32_t last = std::uint32_t(gend - base < L ? gend - base : L);
         const std::uint32_t lo = std::uint32_t(gbegin > base ? gbegin - base : 0);
         std::uint32_t next = 0;  // first position not yet covered
-        for (std::uint32_t m0 = 0; next < last; m0 += batch) {
-          // Lanes draw a batch; a skip >= L ends the segment whatever its value, so it is
-          // clamped to L (sums of a batch stay below 2^32).
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, batch), [&](const int l) {
-            const SparseOp::Draw d = m_S.draw(grow, seg, m0 + std::uint32_t(l));
-            skip(t, l) = std::uint32_t(d.skip < L ? d.skip : L) + 1u;
-            sgn(t, l) = float(d.sign);
+        const PhiloxCounter ctr0 = m_S.segment_counter(grow, seg);
+        for (std::uint32_t c0 = 0; next < last; c0 += batch / 2) {
+          // Lanes draw a batch, two draws per Philox call; a skip >= L ends the segment
+          // whatever its value, so it is clamped to L (sums of a batch stay below 2^31).
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, batch / 2), [&](const int l) {
+            SparseOp::Draw d0, d1;
+            m_S.draw_pair(ctr0, c0 + std::uint32_t(l), d0, d1);
+            skip(t, 2 * l) = std::uint32_t(d0.skip < L ? d0.skip : L) + 1u;
+            skip(t, 2 * l + 1) = std::uint32_t(d1.skip < L ? d1.skip : L) + 1u;
+            sgn(t, 2 * l) = float(d0.sign);
+            sgn(t, 2 * l + 1) = float(d1.sign);
           });
           std::uint32_t advance = 0;
           Kokkos::parallel_reduce(
