@@ -112,30 +112,34 @@ __global__ void __launch_bounds__(256)
         next += __shfl_sync(full, run, 31);
         // Consume, one half of the pairs at a time: all GS loads of this lane first, then the
         // sums. The sign is applied by flipping the sign bit (exact, like multiplying by -1).
-#pragma unroll
+        constexpr int CH = GS < 8 ? GS : 8;  // loads in flight per lane
+#pragma unroll 1
         for (int h = 0; h < 2; ++h) {
           const std::uint32_t word = h == 0 ? word0 : word1;
-          float vals[GS][VEC];
-          std::uint32_t neg[GS];
 #pragma unroll
-          for (int u = 0; u < GS; ++u) {
-            const std::uint32_t wq = __shfl_sync(full, word, u * NG + grp);
-            const bool ok = wq != invalid && col_ok;
-            neg[u] = (wq & 1u) << 31;
-            const float* p = seg_ptr + std::int64_t(wq >> 1) * a_s0;
-            if constexpr (VEC == 4) {
-              float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-              if (ok) x = __ldg(reinterpret_cast<const float4*>(p));
-              vals[u][0] = x.x; vals[u][1] = x.y; vals[u][2] = x.z; vals[u][3] = x.w;
-            } else {
-              vals[u][0] = ok ? __ldg(p) : 0.f;
+          for (int u0 = 0; u0 < GS; u0 += CH) {
+            float vals[CH][VEC];
+            std::uint32_t neg[CH];
+#pragma unroll
+            for (int u = 0; u < CH; ++u) {
+              const std::uint32_t wq = __shfl_sync(full, word, (u0 + u) * NG + grp);
+              const bool ok = wq != invalid && col_ok;
+              neg[u] = (wq & 1u) << 31;
+              const float* p = seg_ptr + std::int64_t(wq >> 1) * a_s0;
+              if constexpr (VEC == 4) {
+                float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (ok) x = __ldg(reinterpret_cast<const float4*>(p));
+                vals[u][0] = x.x; vals[u][1] = x.y; vals[u][2] = x.z; vals[u][3] = x.w;
+              } else {
+                vals[u][0] = ok ? __ldg(p) : 0.f;
+              }
             }
+#pragma unroll
+            for (int u = 0; u < CH; ++u)
+#pragma unroll
+              for (int v = 0; v < VEC; ++v)
+                acc[v] += __int_as_float(__float_as_int(vals[u][v]) ^ int(neg[u]));
           }
-#pragma unroll
-          for (int u = 0; u < GS; ++u)
-#pragma unroll
-            for (int v = 0; v < VEC; ++v)
-              acc[v] += __int_as_float(__float_as_int(vals[u][v]) ^ int(neg[u]));
         }
       }
     }
