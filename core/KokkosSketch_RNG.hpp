@@ -145,14 +145,21 @@ struct GeometricTable {
   }
 
   /// The same search with a 32-bit result (nbits <= 32): fewer instructions on GPUs.
+  /// The loop is unrolled over 32 bits with a uniform guard, so on GPUs the table entries
+  /// become constant operands of the multiplies.
   KOKKOS_INLINE_FUNCTION std::uint32_t sample32(double u) const {
     std::uint32_t g = 0;
     double acc = 1.0;
-    for (int j = nsearch - 1; j >= 0; --j) {
-      const double trial = acc * t[j];
-      const bool take = trial >= u;
-      acc = take ? trial : acc;
-      g = 2u * g + (take ? 1u : 0u);
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#pragma unroll
+#endif
+    for (int j = 31; j >= 0; --j) {
+      if (j < nsearch) {
+        const double trial = acc * t[j];
+        const bool take = trial >= u;
+        acc = take ? trial : acc;
+        g = 2u * g + (take ? 1u : 0u);
+      }
     }
     return g;
   }

@@ -32,26 +32,6 @@ struct CudaSparseWindow {
   bool first, last;                 // first launch writes Y, last one applies the scale
 };
 
-/// Skip sampler: the loop of GeometricTable::sample32 unrolled over the largest bit count a
-/// SparseOp uses (27), each step guarded by a warp-uniform test, so the table entries become
-/// constant-bank operands of the multiplies. Same operations, same result as sample32.
-__device__ __forceinline__ std::uint32_t sample_skip(const Impl::GeometricTable& table,
-                                                     double u) {
-  std::uint32_t g = 0;
-  double acc = 1.0;
-  const int nb = table.nsearch;
-#pragma unroll
-  for (int j = 26; j >= 0; --j) {
-    if (j < nb) {
-      const double trial = acc * table.t[j];
-      const bool take = trial >= u;
-      acc = take ? trial : acc;
-      g = 2u * g + (take ? 1u : 0u);
-    }
-  }
-  return g;
-}
-
 template <int VEC, int GS, class YView>
 __global__ void __launch_bounds__(256)
     cuda_sparse_project_kernel(const SparseOp S, const float* __restrict__ a_ptr,
@@ -92,8 +72,8 @@ __global__ void __launch_bounds__(256)
         // SparseOp::draw_pair), 64 draws per batch.
         const PhiloxCounter w =
             philox4x32_10(Impl::offset_counter(ctr0, c0 + std::uint32_t(lane), 0), key);
-        const std::uint32_t g0 = sample_skip(table, Impl::u01_53(w.v[0], w.v[1]));
-        const std::uint32_t g1 = sample_skip(table, Impl::u01_53(w.v[2], w.v[3]));
+        const std::uint32_t g0 = table.sample32(Impl::u01_53(w.v[0], w.v[1]));
+        const std::uint32_t g1 = table.sample32(Impl::u01_53(w.v[2], w.v[3]));
         // Inclusive warp scan of the pairs' (skip + 1). A skip >= L ends the segment whatever
         // its value, so clamping it to L keeps the walk and bounds the sum by 64 (2^25 + 1).
         const std::uint32_t r0 = (g0 < std::uint32_t(L) ? g0 : std::uint32_t(L)) + 1u;

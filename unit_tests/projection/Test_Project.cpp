@@ -171,22 +171,27 @@ TYPED_TEST(ProjectTest, SameResultAsHostForTheSameSeed) {
 TYPED_TEST(ProjectTest, SparseIsIdenticalAcrossTeamSizes) {
   using Space = TypeParam;
   using view_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+  using generic_t = Impl::SparseProjectGeneric<Space, view_t, view_t>;
   const SparseOp S(SparseDist{37, 5000, 0.0, Scaling::unscaled, 512}, RNGState(21));
-  auto A = random_matrix<Kokkos::LayoutRight, Space>(5000, 6, 8);
-  view_t Y0("Y0", 37, 6);
-  Impl::SparseProjectGeneric<Space, decltype(A), view_t>::apply(Space(), S, A, Y0, 1, 1);
-  const auto ref = TestUtil::to_host(Y0);
-  const int max_team = Kokkos::TeamPolicy<Space>(1, Kokkos::AUTO)
-                           .team_size_max(Impl::SparseProjectGeneric<Space, decltype(A), view_t>{
-                                              S, A, Y0, 1},
-                                          Kokkos::ParallelForTag());
-  for (int team = 1; team <= std::min(max_team, 8); team *= 2) {
-    view_t Y("Y", 37, 6);
-    for (std::int64_t window : {1, 3, 100}) {
-      Impl::SparseProjectGeneric<Space, decltype(A), view_t>::apply(Space(), S, A, Y, team, 1,
-                                                                     window);
-      // Each (row, column) sum runs in draw order on one lane: bitwise equal.
-      EXPECT_EQ(TestUtil::to_host(Y), ref) << "team size " << team << " window " << window;
+  // b = 6: a column per lane; b = 8: packs of four columns per lane.
+  for (std::int64_t b : {6, 8}) {
+    view_t A = random_matrix<Kokkos::LayoutRight, Space>(5000, b, 8);
+    view_t Y0("Y0", 37, b);
+    generic_t::apply(Space(), S, A, Y0, 1, 1);
+    const auto ref = TestUtil::to_host(Y0);
+    const int max_team = Kokkos::TeamPolicy<Space>(1, Kokkos::AUTO)
+                             .team_size_max(generic_t{S, A, {}, Y0, 1}, Kokkos::ParallelForTag());
+    for (int team = 1; team <= std::min(max_team, 8); team *= 2) {
+      for (int vector : {1, 4}) {
+        if (std::is_same<Space, Kokkos::Serial>::value && vector > 1) continue;
+        for (std::int64_t window : {1, 3, 100}) {
+          view_t Y("Y", 37, b);
+          generic_t::apply(Space(), S, A, Y, team, vector, window);
+          // Each (row, column) sum runs in draw order on one lane: bitwise equal.
+          EXPECT_EQ(TestUtil::to_host(Y), ref)
+              << "b " << b << " team size " << team << " vector " << vector << " window " << window;
+        }
+      }
     }
   }
 }
