@@ -79,3 +79,50 @@ TEST(Draws, UniformsAreInTheirIntervals) {
 }
 
 }  // namespace
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <curand_kernel.h>
+
+namespace {
+
+using namespace KokkosSketch;
+
+// cuRAND's Philox4_32_10 state after curand_init(seed, subsequence, 4 c) returns, from
+// curand4(), Philox4x32-10 of the counter (c, subsequence) under the key seed: the stream
+// of our counter layout (low 64 bits: call index, high 64 bits: row). The kernels therefore
+// evaluate philox4x32_10 directly instead of keeping a cuRAND state; this test documents that
+// the two are the same function, bit for bit.
+Kokkos::View<std::uint32_t* [8], Kokkos::LayoutRight, Kokkos::HostSpace> curand_vs_philox(int n) {
+  Kokkos::View<std::uint32_t* [8], Kokkos::LayoutRight, Kokkos::CudaSpace> out("out", n);
+  Kokkos::parallel_for(
+      Kokkos::RangePolicy<Kokkos::Cuda>(0, n), KOKKOS_LAMBDA(int i) {
+        const unsigned long long seed = 0x9e3779b97f4a7c15ULL * (i + 1);
+        const unsigned long long subsequence = 0x1234567ULL * i + (1ULL << 40);
+        const unsigned long long c = 977ULL * i + (i % 3 == 0 ? 0xffffffffULL : 0ULL);
+        uint4 r = make_uint4(0u, 0u, 0u, 0u);
+#if defined(__CUDA_ARCH__)  // the cuRAND device API exists only in the device pass
+        curandStatePhilox4_32_10_t st;
+        curand_init(seed, subsequence, 4 * c, &st);
+        r = curand4(&st);
+#endif
+        const PhiloxCounter ctr{{std::uint32_t(c), std::uint32_t(c >> 32),
+                                 std::uint32_t(subsequence), std::uint32_t(subsequence >> 32)}};
+        const PhiloxKey key{{std::uint32_t(seed), std::uint32_t(seed >> 32)}};
+        const PhiloxCounter p = philox4x32_10(ctr, key);
+        out(i, 0) = r.x; out(i, 1) = r.y; out(i, 2) = r.z; out(i, 3) = r.w;
+        for (int w = 0; w < 4; ++w) out(i, 4 + w) = p.v[w];
+      });
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+}
+
+TEST(PhiloxCuda, CurandPhiloxStateIsTheSameStream) {
+  const int n = 4096;
+  const auto h = curand_vs_philox(n);
+  int mismatches = 0;
+  for (int i = 0; i < n; ++i)
+    for (int w = 0; w < 4; ++w) mismatches += h(i, w) != h(i, 4 + w);
+  EXPECT_EQ(mismatches, 0);
+}
+
+}  // namespace
+#endif
