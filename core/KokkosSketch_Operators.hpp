@@ -70,6 +70,8 @@ inline constexpr double achlioptas_density() { return 1.0 / 3.0; }
 /// \brief Default segment length for density p: the power of two nearest above 256 / p,
 /// clamped to [2^12, 2^25], so that a segment holds about 256 or more nonzeros per row and
 /// the draws wasted at segment ends (about half a batch per segment) stay small.
+/// \param [in] p density in (0, 1]
+/// \return the segment length used when SparseDist::segment_length is 0
 inline std::int64_t default_segment_length(double p) {
   std::int64_t L = std::int64_t(1) << 12;
   while (L < (std::int64_t(1) << 25) && double(L) * p < 256.0) L <<= 1;
@@ -344,6 +346,10 @@ class SparseOp {
   }
 
   /// \brief Draws 2c and 2c + 1 of the segment whose counter is `seg_ctr` (one Philox call).
+  /// \param [in] seg_ctr counter of the segment (segment_counter())
+  /// \param [in] c Philox call index within the segment
+  /// \param [out] d0 draw 2c
+  /// \param [out] d1 draw 2c + 1
   KOKKOS_INLINE_FUNCTION void draw_pair(const PhiloxCounter& seg_ctr, std::uint32_t c, Draw& d0,
                                         Draw& d1) const {
     const PhiloxCounter w = philox4x32_10(Impl::offset_counter(seg_ctr, c, 0), m_state.key);
@@ -356,13 +362,18 @@ class SparseOp {
   /// \brief Philox counter of the first call of segment `seg` of global row `grow`; call c
   /// (draws 2c, 2c + 1) uses this counter plus c in words (0,1). For kernels that precompute
   /// it per segment.
+  /// \param [in] grow row of the full matrix
+  /// \param [in] seg segment of the full matrix
+  /// \return the Philox counter of call 0 of that segment
   KOKKOS_INLINE_FUNCTION PhiloxCounter segment_counter(std::int64_t grow,
                                                        std::int64_t seg) const {
     return Impl::offset_counter(m_state.counter, std::uint64_t(seg) << 32, std::uint64_t(grow));
   }
   /// \brief The Philox key of the operator's state.
+  /// \return state().key
   KOKKOS_INLINE_FUNCTION PhiloxKey key() const { return m_state.key; }
   /// \brief The exact geometric sampler of the skips (skips fit 32 bits).
+  /// \return the operator's table of powers of 1 - p
   KOKKOS_INLINE_FUNCTION const Impl::GeometricTable& skip_table() const { return m_table; }
 
   /// \brief Calls f(j, sign) for every nonzero of row i of this (sub)operator, j ascending,

@@ -654,7 +654,17 @@ struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
       return false;
     } else {
 #if defined(__CUDACC__)
-      return cfg.allow_tensor_cores && S.dist().entries == DenseEntries::rademacher &&
+      // The main kernel's body exists only in code built for compute capability >= 8.0:
+      // a build for an older architecture JIT-compiled on a newer GPU must not take it.
+#if defined(KOKKOS_ARCH_AMPERE80) || defined(KOKKOS_ARCH_AMPERE86) || \
+    defined(KOKKOS_ARCH_ADA89) || defined(KOKKOS_ARCH_HOPPER90) ||      \
+    defined(KOKKOS_ARCH_BLACKWELL100) || defined(KOKKOS_ARCH_BLACKWELL120)
+      constexpr bool built_for_tc = true;
+#else
+      constexpr bool built_for_tc = false;
+#endif
+      return built_for_tc && cfg.allow_tensor_cores &&
+             S.dist().entries == DenseEntries::rademacher &&
              CudaDenseTC::device_supported(space.cuda_device());
 #else
       (void)space, (void)S, (void)cfg;
