@@ -161,7 +161,7 @@ class DenseOp {
   KOKKOS_INLINE_FUNCTION double scale() const { return m_scale; }
   /// \brief The law this operator was built from.
   /// \return the distribution, with the extents of the full matrix
-  const DenseDist& dist() const { return m_dist; }
+  KOKKOS_INLINE_FUNCTION const DenseDist& dist() const { return m_dist; }
   /// \brief The RNG state this operator was built from.
   /// \return the state, unchanged by every call
   const RNGState& state() const { return m_state; }

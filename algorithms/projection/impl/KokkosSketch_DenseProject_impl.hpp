@@ -44,10 +44,21 @@ struct DenseProjectGeneric {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blk1 - blk0 + 1), [&](const std::int64_t q) {
         const std::int64_t blk = blk0 + q;
         const PhiloxCounter w = m_S.block_words(grow, blk);
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, bs), [&](const int e) {
-          const std::int64_t jj = blk * bs + e - g0;
-          if (jj >= 0 && jj < n) s(jj) = y_value(m_S.block_entry(w, e));
-        });
+        if (m_S.dist().entries == DenseEntries::gaussian) {
+          // Box-Muller gives entries in pairs: one evaluation per pair.
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, bs / 2), [&](const int e2) {
+            double z0, z1;
+            Impl::gaussian_pair(w.v[2 * e2], w.v[2 * e2 + 1], z0, z1);
+            const std::int64_t jj = blk * bs + 2 * e2 - g0;
+            if (jj >= 0 && jj < n) s(jj) = y_value(z0);
+            if (jj + 1 >= 0 && jj + 1 < n) s(jj + 1) = y_value(z1);
+          });
+        } else {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, bs), [&](const int e) {
+            const std::int64_t jj = blk * bs + e - g0;
+            if (jj >= 0 && jj < n) s(jj) = y_value(m_S.block_entry(w, e));
+          });
+        }
       });
       team.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b), [&](const std::int64_t c) {
