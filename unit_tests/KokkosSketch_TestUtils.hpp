@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <sstream>
 #include <vector>
@@ -78,6 +79,37 @@ inline ::testing::AssertionResult allclose(const std::vector<double>& got,
   std::vector<double> bound(want.size());
   for (std::size_t i = 0; i < want.size(); ++i) bound[i] = atol + rtol * std::abs(want[i]);
   return within_bounds(got, want, bound, ncols);
+}
+
+/// A host copy of a CSR matrix (KokkosSparse::CrsMatrix) with values in double.
+struct HostCsr {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<std::int64_t> row_map, entries;
+  std::vector<double> values;
+};
+
+/// Copies any KokkosSparse::CrsMatrix to the host.
+template <class Matrix>
+HostCsr host_csr(const Matrix& M) {
+  auto rm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.graph.row_map);
+  auto en = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.graph.entries);
+  auto va = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.values);
+  HostCsr h;
+  h.rows = M.numRows();
+  h.cols = M.numCols();
+  h.row_map.assign(rm.data(), rm.data() + rm.extent(0));
+  h.entries.assign(en.data(), en.data() + en.extent(0));
+  h.values.assign(va.data(), va.data() + va.extent(0));
+  return h;
+}
+
+/// Row-major dense copy of a host CSR (rows x cols must be small).
+inline std::vector<double> to_dense(const HostCsr& M) {
+  std::vector<double> out(M.rows * M.cols, 0.0);
+  for (std::int64_t i = 0; i < M.rows; ++i)
+    for (std::int64_t e = M.row_map[i]; e < M.row_map[i + 1]; ++e)
+      out[i * M.cols + M.entries[e]] = M.values[e];
+  return out;
 }
 
 }  // namespace KokkosSketch::TestUtil

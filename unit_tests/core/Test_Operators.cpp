@@ -130,34 +130,12 @@ class ReferenceSparse {
 // Host copies and comparisons
 // ---------------------------------------------------------------------------------------------
 
-struct HostCsr {
-  std::int64_t rows = 0, cols = 0;
-  std::vector<std::int64_t> row_map, entries;
-  std::vector<double> values;
-};
+using TestUtil::HostCsr;
+using TestUtil::to_dense;
 
 template <class Space>
 HostCsr materialize_csr(const Space& space, const SparseOp& S) {
-  const auto M = materialize(space, S);
-  auto rm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.graph.row_map);
-  auto en = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.graph.entries);
-  auto va = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.values);
-  HostCsr h;
-  h.rows = M.numRows();
-  h.cols = M.numCols();
-  h.row_map.assign(rm.data(), rm.data() + rm.extent(0));
-  h.entries.assign(en.data(), en.data() + en.extent(0));
-  h.values.assign(va.data(), va.data() + va.extent(0));
-  return h;
-}
-
-/// Row-major dense copy of a CSR (rows x cols must be small).
-std::vector<double> to_dense(const HostCsr& M) {
-  std::vector<double> out(M.rows * M.cols, 0.0);
-  for (std::int64_t i = 0; i < M.rows; ++i)
-    for (std::int64_t e = M.row_map[i]; e < M.row_map[i + 1]; ++e)
-      out[i * M.cols + M.entries[e]] = M.values[e];
-  return out;
+  return TestUtil::host_csr(materialize(space, S));
 }
 
 template <class Space>

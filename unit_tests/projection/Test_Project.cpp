@@ -58,14 +58,7 @@ Reference reference_product(const std::vector<double>& M, std::int64_t k, std::i
 /// Dense row-major host copy of a materialized sparse operator.
 template <class Matrix>
 std::vector<double> csr_to_dense(const Matrix& M) {
-  auto rm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.graph.row_map);
-  auto en = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.graph.entries);
-  auto va = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.values);
-  const std::int64_t k = M.numRows(), D = M.numCols();
-  std::vector<double> out(k * D, 0.0);
-  for (std::int64_t i = 0; i < k; ++i)
-    for (std::int64_t e = rm(i); e < rm(i + 1); ++e) out[i * D + en(e)] = va(e);
-  return out;
+  return TestUtil::to_dense(TestUtil::host_csr(M));
 }
 
 template <class Space, class Layout>

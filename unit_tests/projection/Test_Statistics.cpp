@@ -154,25 +154,11 @@ double ks_threshold(std::size_t n, double alpha) {
 // Host copies of materialized operators
 // ---------------------------------------------------------------------------------------------
 
-struct HostCsr {
-  std::int64_t rows = 0, cols = 0;
-  std::vector<std::int64_t> row_map, entries;
-  std::vector<double> values;
-};
+using TestUtil::HostCsr;
 
 template <class Space>
 HostCsr materialize_csr(const SparseOp& S) {
-  const auto M = materialize(Space(), S);
-  auto rm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.graph.row_map);
-  auto en = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.graph.entries);
-  auto va = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), M.values);
-  HostCsr h;
-  h.rows = M.numRows();
-  h.cols = M.numCols();
-  h.row_map.assign(rm.data(), rm.data() + rm.extent(0));
-  h.entries.assign(en.data(), en.data() + en.extent(0));
-  h.values.assign(va.data(), va.data() + va.extent(0));
-  return h;
+  return TestUtil::host_csr(materialize(Space(), S));
 }
 
 // ---------------------------------------------------------------------------------------------
