@@ -92,36 +92,11 @@ inline void check_submatrix(const char* f, std::int64_t row0, std::int64_t col0,
                         col0 + n_cols, ") is empty or outside the ", rows, " x ", cols,
                         " operator");
 }
-}  // namespace Impl
-
-/// \brief One realisation of a DenseDist, optionally restricted to a submatrix.
-///
-/// Entry (i, j) of the operator is entry (row0 + i, col0 + j) of the full matrix, a pure
-/// function of (state, row0 + i, col0 + j). Counters: words (0,1) advance with the column
-/// block, words (2,3) with the global row; the operator uses rows
-/// [counter23, counter23 + dist.n_rows) of the counter space.
-class DenseOp {
+/// \brief Extents and offsets shared by the operators: an operator may stand for the
+/// submatrix S[row0 : row0 + rows, col0 : col0 + cols] of its full matrix.
+template <class Derived>
+class SubmatrixExtents {
  public:
-  /// \brief Entries per Philox call: 128 signs, 4 uniforms or 4 Gaussians.
-  /// \return the number of consecutive entries of a row that one Philox call produces
-  KOKKOS_INLINE_FUNCTION int block_size() const {
-    return m_dist.entries == DenseEntries::rademacher ? 128 : 4;
-  }
-
-  /// \brief An empty operator (0 x 0); assign a constructed one before use.
-  DenseOp() = default;
-  /// \brief The realisation of `dist` fixed by `state`.
-  /// \param [in] dist extents, law and scaling
-  /// \param [in] state key and base counter; the operator uses counter rows
-  ///   [state.counter + 0, state.counter + dist.n_rows) (words 2 and 3)
-  /// \throws Error if dist.n_rows or dist.n_cols is not positive
-  DenseOp(const DenseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
-    Impl::check_operator_dims("DenseOp", dist.n_rows, dist.n_cols);
-    m_rows = dist.n_rows;
-    m_cols = dist.n_cols;
-    m_scale = compute_scale();
-  }
-
   /// \brief The submatrix S[row0 : row0 + n_rows, col0 : col0 + n_cols] as an operator.
   ///
   /// Offsets are relative to this operator (submatrices of submatrices compose). The
@@ -130,12 +105,12 @@ class DenseOp {
   /// \param [in] col0 first column
   /// \param [in] n_rows number of rows, > 0
   /// \param [in] n_cols number of columns, > 0
-  /// \return the submatrix as a DenseOp
+  /// \return the submatrix, an operator of the same type
   /// \throws Error if the range is empty or not inside this operator
-  DenseOp submatrix(std::int64_t row0, std::int64_t col0, std::int64_t n_rows,
+  Derived submatrix(std::int64_t row0, std::int64_t col0, std::int64_t n_rows,
                     std::int64_t n_cols) const {
-    Impl::check_submatrix("DenseOp::submatrix", row0, col0, n_rows, n_cols, m_rows, m_cols);
-    DenseOp s = *this;
+    check_submatrix(Derived::submatrix_name, row0, col0, n_rows, n_cols, m_rows, m_cols);
+    Derived s = static_cast<const Derived&>(*this);
     s.m_row0 += row0;
     s.m_col0 += col0;
     s.m_rows = n_rows;
@@ -155,6 +130,49 @@ class DenseOp {
   /// \brief Column of the full matrix where this (sub)operator starts.
   /// \return 0 for a full operator
   KOKKOS_INLINE_FUNCTION std::int64_t col_offset() const { return m_col0; }
+
+ protected:
+  /// The full matrix's extents, checked.
+  void set_full_extents(const char* f, std::int64_t rows, std::int64_t cols) {
+    check_operator_dims(f, rows, cols);
+    m_rows = rows;
+    m_cols = cols;
+  }
+  std::int64_t m_row0 = 0, m_col0 = 0, m_rows = 0, m_cols = 0;  ///< offsets and extents
+};
+}  // namespace Impl
+
+/// \brief One realisation of a DenseDist, optionally restricted to a submatrix.
+///
+/// Entry (i, j) of the operator is entry (row0 + i, col0 + j) of the full matrix, a pure
+/// function of (state, row0 + i, col0 + j). Counters: words (0,1) advance with the column
+/// block, words (2,3) with the global row; the operator uses rows
+/// [counter23, counter23 + dist.n_rows) of the counter space.
+class DenseOp : public Impl::SubmatrixExtents<DenseOp> {
+  friend class Impl::SubmatrixExtents<DenseOp>;
+
+ public:
+  /// Name used in errors of submatrix().
+  static constexpr const char* submatrix_name = "DenseOp::submatrix";
+
+  /// \brief Entries per Philox call: 128 signs, 4 uniforms or 4 Gaussians.
+  /// \return the number of consecutive entries of a row that one Philox call produces
+  KOKKOS_INLINE_FUNCTION int block_size() const {
+    return m_dist.entries == DenseEntries::rademacher ? 128 : 4;
+  }
+
+  /// \brief An empty operator (0 x 0); assign a constructed one before use.
+  DenseOp() = default;
+  /// \brief The realisation of `dist` fixed by `state`.
+  /// \param [in] dist extents, law and scaling
+  /// \param [in] state key and base counter; the operator uses counter rows
+  ///   [state.counter + 0, state.counter + dist.n_rows) (words 2 and 3)
+  /// \throws Error if dist.n_rows or dist.n_cols is not positive
+  DenseOp(const DenseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
+    set_full_extents("DenseOp", dist.n_rows, dist.n_cols);
+    m_scale = compute_scale();
+  }
+
   /// \brief Factor applied to the raw entries.
   /// \return 1 for Scaling::unscaled; \f$1/\sqrt{k}\f$ (Rademacher, Gaussian) or
   ///   \f$\sqrt{3/k}\f$ (uniform) for Scaling::isometric, k the full matrix's rows
@@ -219,7 +237,6 @@ class DenseOp {
   }
   DenseDist m_dist{};
   RNGState m_state{};
-  std::int64_t m_row0 = 0, m_col0 = 0, m_rows = 0, m_cols = 0;
   double m_scale = 1.0;
 };
 
@@ -235,8 +252,13 @@ class DenseOp {
 /// segment ends at the first pos_m >= L. This yields independent Bernoulli(p) entries with
 /// random signs, identical on every backend, team size and thread count, and lets any column
 /// range be generated starting at its first segment.
-class SparseOp {
+class SparseOp : public Impl::SubmatrixExtents<SparseOp> {
+  friend class Impl::SubmatrixExtents<SparseOp>;
+
  public:
+  /// Name used in errors of submatrix().
+  static constexpr const char* submatrix_name = "SparseOp::submatrix";
+
   /// One nonzero candidate of a row pattern: skip to it, and its sign.
   struct Draw {
     std::int64_t skip;  ///< zeros before this candidate (geometric with parameter p)
@@ -252,7 +274,7 @@ class SparseOp {
   /// \throws Error if an extent is not positive, the density is not in (0, 1], the
   ///   segment length is not in [1, 2^25], or D needs 2^32 segments or more
   SparseOp(const SparseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
-    Impl::check_operator_dims("SparseOp", dist.n_rows, dist.n_cols);
+    set_full_extents("SparseOp", dist.n_rows, dist.n_cols);
     const double p = dist.density == 0.0 ? very_sparse_density(dist.n_cols) : dist.density;
     KOKKOSSKETCH_THROW_IF(!(p > 0.0 && p <= 1.0), "SparseOp",
                           "density must lie in (0, 1], got ", dist.density);
@@ -268,48 +290,12 @@ class SparseOp {
                           "D = ", dist.n_cols, " needs more than 2^32 segments of ", L,
                           " columns");
     m_p = p;
-    m_rows = dist.n_rows;
-    m_cols = dist.n_cols;
     int nbits = 1;
     while ((std::int64_t(1) << nbits) - 1 < L) ++nbits;
     m_table = Impl::GeometricTable::make(p, nbits);
     m_scale = dist.scaling == Scaling::unscaled ? 1.0 : 1.0 / std::sqrt(p * double(m_rows));
   }
 
-  /// \brief The submatrix S[row0 : row0 + n_rows, col0 : col0 + n_cols] as an operator.
-  ///
-  /// Offsets are relative to this operator (submatrices of submatrices compose). The
-  /// entries, density and scaling are those of the full matrix; a column range is generated
-  /// from its first segment on, without the columns before it.
-  /// \param [in] row0 first row
-  /// \param [in] col0 first column
-  /// \param [in] n_rows number of rows, > 0
-  /// \param [in] n_cols number of columns, > 0
-  /// \return the submatrix as a SparseOp
-  /// \throws Error if the range is empty or not inside this operator
-  SparseOp submatrix(std::int64_t row0, std::int64_t col0, std::int64_t n_rows,
-                     std::int64_t n_cols) const {
-    Impl::check_submatrix("SparseOp::submatrix", row0, col0, n_rows, n_cols, m_rows, m_cols);
-    SparseOp s = *this;
-    s.m_row0 += row0;
-    s.m_col0 += col0;
-    s.m_rows = n_rows;
-    s.m_cols = n_cols;
-    return s;
-  }
-
-  /// \brief Number of rows.
-  /// \return k, or the submatrix's row count
-  KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return m_rows; }
-  /// \brief Number of columns.
-  /// \return D, or the submatrix's column count
-  KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return m_cols; }
-  /// \brief Row of the full matrix where this (sub)operator starts.
-  /// \return 0 for a full operator
-  KOKKOS_INLINE_FUNCTION std::int64_t row_offset() const { return m_row0; }
-  /// \brief Column of the full matrix where this (sub)operator starts.
-  /// \return 0 for a full operator
-  KOKKOS_INLINE_FUNCTION std::int64_t col_offset() const { return m_col0; }
   /// \brief The density in effect.
   /// \return p; 1/sqrt(D) of the full matrix when dist().density is 0
   KOKKOS_INLINE_FUNCTION double density() const { return m_p; }
@@ -403,7 +389,6 @@ class SparseOp {
   RNGState m_state{};
   Impl::GeometricTable m_table{};
   double m_p = 0.0, m_scale = 1.0;
-  std::int64_t m_row0 = 0, m_col0 = 0, m_rows = 0, m_cols = 0;
 };
 
 }  // namespace KokkosSketch
