@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_CountSketch.hpp
+/// \brief CountSketch Y = S A: each row j of A is added, times a random sign s(j), to a
+/// random row h(j) of Y. Dense A (any layout) or A as a KokkosSparse::CrsMatrix.
+#ifndef KOKKOSSKETCH_COUNTSKETCH_HPP
+#define KOKKOSSKETCH_COUNTSKETCH_HPP
+
+#include <KokkosSketch_CountSketchOp.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Profiling.hpp>
+#include <KokkosSketch_Project.hpp>
+#include <KokkosSketch_Traits.hpp>
+#include <impl/KokkosSketch_CountSketch_spec.hpp>
+
+#include <KokkosSparse_CrsMatrix.hpp>
+
+#include <string>
+#include <type_traits>
+
+namespace KokkosSketch {
+
+/// \brief Options of count_sketch.
+struct CountSketchOptions {
+  /// false: rows of A are added into Y with atomic additions (one pass over A; the order of
+  /// the additions, hence the last bits of Y, may change run to run on parallel backends).
+  /// true: the rows are sorted by bucket first (stable counting sort, ceil(log2 p) passes
+  /// over n indices) and each bucket's rows are summed in ascending row order: Y is the same
+  /// bit for bit on every call and on every backend.
+  bool deterministic = false;
+  /// After the kernel, count non-finite entries of Y and throw KokkosSketch::Error if any
+  /// (NaN/Inf in A, or overflow). This waits for the kernel (a fence on the given instance);
+  /// set false to keep the call asynchronous.
+  bool check_finite = true;
+};
+
+namespace Impl {
+
+/// True for KokkosSparse::CrsMatrix (Kokkos Kernels 3.4 has no such trait).
+template <class T>
+struct is_crs_matrix : std::false_type {};
+template <class... P>
+struct is_crs_matrix<KokkosSparse::CrsMatrix<P...>> : std::true_type {};
+template <class T>
+inline constexpr bool is_crs_matrix_v = is_crs_matrix<std::remove_cv_t<T>>::value;
+
+inline void check_count_sketch_args(const CountSketchOp& S, std::int64_t n, std::int64_t d,
+                                    std::int64_t y0, std::int64_t y1) {
+  KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, "count_sketch", "A is empty (", n, " x ", d, ")");
+  KOKKOSSKETCH_THROW_IF(n != S.cols(), "count_sketch", "A has ", n, " rows but S is ", S.rows(),
+                        " x ", S.cols(), " (A's rows must equal S.cols())");
+  KOKKOSSKETCH_THROW_IF(y0 != S.rows() || y1 != d, "count_sketch", "Y is ", y0, " x ", y1,
+                        " but S A is ", S.rows(), " x ", d);
+}
+
+}  // namespace Impl
+
+/// \brief Y = S A for a CountSketch S (p x n) and a dense A (n x d): row j of A, times s(j),
+/// is added to row h(j) of Y.
+///
+/// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
+/// \param [in] space instance the work is enqueued on (asynchronous unless
+///   `opts.check_finite`).
+/// \param [in] S p x n operator (or a column block of one, see CountSketchOp::submatrix).
+/// \param [in] A n x d View, any layout.
+/// \param [out] Y p x d View, any layout; overwritten.
+/// \param [in] opts atomic or deterministic summation, finite check (CountSketchOptions).
+/// \throws Error on empty or mismatched extents, and (with check_finite) on NaN/Inf in Y.
+///
+/// Cost: n d additions and one Philox call per row of A; atomic mode reads A once and makes
+/// n d atomic additions into Y; deterministic mode adds a sort of the n row indices
+/// (ceil(log2 p) scan passes) and O(n + p) temporary memory.
+template <class ExecSpace, class AView, class YView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               Kokkos::is_view<AView>::value,
+                           int> = 0>
+void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A, const YView& Y,
+                  const CountSketchOptions& opts = {}) {
+  Impl::static_check_project<ExecSpace, AView, YView>();
+  using apply_t = Impl::CountSketchApply<ExecSpace, AView, YView>;
+  Impl::ScopedRegion region(std::string("count_sketch[") +
+                            (opts.deterministic ? "deterministic" : apply_t::path) + "]");
+  Impl::check_count_sketch_args(S, A.extent(0), A.extent(1), Y.extent(0), Y.extent(1));
+  if (opts.deterministic) {
+    Impl::count_sketch_deterministic(space, S, A, Y);
+  } else {
+    Kokkos::deep_copy(space, Y, typename YView::non_const_value_type(0));
+    apply_t::apply(space, S, A, Y);
+  }
+  if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
+}
+
+/// \brief Y = S A for a CountSketch S (p x n) and A (n x d) in CSR form: the nonzeros of row
+/// j of A, times s(j), are added to row h(j) of the dense Y.
+///
+/// \tparam ExecSpace Kokkos execution space; A's arrays and Y must be accessible from it.
+/// \tparam CrsMatrix a KokkosSparse::CrsMatrix
+/// \param [in] space instance the work is enqueued on (asynchronous unless
+///   `opts.check_finite`).
+/// \param [in] S p x n operator (or a column block of one).
+/// \param [in] A n x d CSR matrix (A.numRows() = n, A.numCols() = d).
+/// \param [out] Y p x d View, any layout; overwritten.
+/// \param [in] opts atomic or deterministic summation (deterministic: one thread per bucket,
+///   rows ascending, nonzeros in stored order), finite check.
+/// \throws Error on empty or mismatched extents, and (with check_finite) on NaN/Inf in Y.
+///
+/// Cost: nnz(A) additions (atomic mode: atomic) and one Philox call per row of A.
+template <class ExecSpace, class CrsMatrix, class YView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               Impl::is_crs_matrix_v<CrsMatrix>,
+                           int> = 0>
+void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatrix& A,
+                  const YView& Y, const CountSketchOptions& opts = {}) {
+  Impl::static_check_view<ExecSpace, YView, 2, true>();
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace,
+                                           typename CrsMatrix::device_type::memory_space>::accessible,
+                "KokkosSketch: the CrsMatrix lives in a memory space that the execution space "
+                "cannot access");
+  Impl::ScopedRegion region(std::string("count_sketch[crs:") +
+                            (opts.deterministic ? "deterministic" : "atomic") + "]");
+  Impl::check_count_sketch_args(S, A.numRows(), A.numCols(), Y.extent(0), Y.extent(1));
+  if (opts.deterministic) {
+    Impl::count_sketch_crs_deterministic(space, S, A, Y);
+  } else {
+    Kokkos::deep_copy(space, Y, typename YView::non_const_value_type(0));
+    Impl::count_sketch_crs_atomic(space, S, A, Y);
+  }
+  if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
+}
+
+/// \brief count_sketch on the default instance of Y's execution space (dense or CSR A).
+/// \param [in] S p x n operator (or a column block of one).
+/// \param [in] A n x d View or KokkosSparse::CrsMatrix.
+/// \param [out] Y p x d View; overwritten.
+/// \param [in] opts see CountSketchOptions.
+/// \throws Error as the overloads with an execution space instance.
+template <class AType, class YView,
+          std::enable_if_t<Kokkos::is_view<AType>::value || Impl::is_crs_matrix_v<AType>, int> = 0>
+void count_sketch(const CountSketchOp& S, const AType& A, const YView& Y,
+                  const CountSketchOptions& opts = {}) {
+  count_sketch(typename YView::execution_space{}, S, A, Y, opts);
+}
+
+/// \brief The explicit p x n CSR matrix of a CountSketch: row b holds the columns j with
+/// h(j) = b in ascending order, with values s(j). Asynchronous on `space`.
+/// \tparam Scalar value type of the result
+/// \param [in] space instance the kernels run on
+/// \param [in] S operator (or column block) to write out
+/// \return a rows() x cols() CSR matrix with cols() nonzeros, one per column
+template <class Scalar = double, class ExecSpace>
+SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const CountSketchOp& S) {
+  Impl::ScopedRegion region("materialize[count_sketch]");
+  using mem_t = typename ExecSpace::memory_space;
+  const auto bk = Impl::count_sketch_buckets(space, S);
+  Kokkos::View<std::int64_t*, mem_t> entries(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::entries"),
+      S.cols());
+  Kokkos::View<Scalar*, mem_t> values(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::values"),
+      S.cols());
+  Impl::count_sketch_fill_csr(space, bk, entries, values);
+  return SparseMatrix<Scalar, ExecSpace>("KokkosSketch::materialized_S", S.rows(), S.cols(),
+                                         S.cols(), values, bk.offsets, entries);
+}
+
+}  // namespace KokkosSketch
+
+#endif
