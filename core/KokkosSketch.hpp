@@ -6,8 +6,10 @@
 
 #include <KokkosSketch_CountSketch.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_GaussianSketch.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_RNG.hpp>
+#include <KokkosSketch_SketchSize.hpp>
 
 #endif

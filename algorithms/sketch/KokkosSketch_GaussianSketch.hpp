@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_GaussianSketch.hpp
+/// \brief The Gaussian sketch Y = S A, S a p x n matrix of i.i.d. N(0, 1/p) entries generated
+/// on the fly, for a dense A (View) or a sparse A (KokkosSparse::CrsMatrix).
+#ifndef KOKKOSSKETCH_GAUSSIANSKETCH_HPP
+#define KOKKOSSKETCH_GAUSSIANSKETCH_HPP
+
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_Profiling.hpp>
+#include <KokkosSketch_Project.hpp>
+#include <KokkosSketch_Traits.hpp>
+#include <impl/KokkosSketch_GaussianSketch_impl.hpp>
+
+#include <KokkosSparse_CrsMatrix.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace KokkosSketch {
+
+/// \brief Law of a Gaussian sketch: p x n, entries i.i.d. \f$N(0, 1/p)\f$.
+struct GaussianSketchDist {
+  std::int64_t n_rows = 0;  ///< p, the sketch size
+  std::int64_t n_cols = 0;  ///< n, the number of rows of the matrices it sketches
+};
+
+/// \brief One realisation of a GaussianSketchDist: the p x n matrix S with i.i.d.
+/// \f$N(0, 1/p)\f$ entries, so that \f$\mathbb{E}\,\|Sx\|_2^2 = \|x\|_2^2\f$.
+///
+/// S is the dense operator `DenseOp(DenseDist{p, n, DenseEntries::gaussian,
+/// Scaling::isometric}, state)`: entry (i, j) is a pure function of (state, i, j), never
+/// stored, the same on every backend (up to the last bits of the device math library's
+/// log/sin/cos in Box-Muller). It uses counter rows [state.counter, state.counter + p).
+class GaussianSketchOp {
+ public:
+  /// \brief An empty operator (0 x 0); assign a constructed one before use.
+  GaussianSketchOp() = default;
+  /// \brief The realisation of `dist` fixed by `state`.
+  /// \param [in] dist p x n
+  /// \param [in] state key and base counter
+  /// \throws Error if p or n is not positive
+  GaussianSketchOp(const GaussianSketchDist& dist, const RNGState& state)
+      : m_op(make(dist, state)) {}
+
+  /// \brief Number of rows.
+  /// \return p
+  std::int64_t rows() const { return m_op.rows(); }
+  /// \brief Number of columns.
+  /// \return n
+  std::int64_t cols() const { return m_op.cols(); }
+  /// \brief The RNG state this operator was built from.
+  /// \return the state, unchanged by every call
+  const RNGState& state() const { return m_op.state(); }
+  /// \brief First state whose counters this operator does not use.
+  /// \return state() with counter words (2, 3) advanced by p
+  RNGState next_state() const { return m_op.next_state(); }
+  /// \brief The underlying dense operator (Gaussian entries, isometric scaling), e.g. for
+  /// `materialize`, `dense_project` or `DenseOp::submatrix`.
+  /// \return the DenseOp that defines S
+  const DenseOp& dense_op() const { return m_op; }
+
+ private:
+  static DenseOp make(const GaussianSketchDist& dist, const RNGState& state) {
+    KOKKOSSKETCH_THROW_IF(dist.n_rows <= 0 || dist.n_cols <= 0, "GaussianSketchOp",
+                          "extents must be positive, got ", dist.n_rows, " x ", dist.n_cols);
+    return DenseOp(DenseDist{dist.n_rows, dist.n_cols, DenseEntries::gaussian,
+                             Scaling::isometric},
+                   state);
+  }
+  DenseOp m_op{};
+};
+
+namespace Impl {
+
+template <class OpT>
+void check_sketch_args(const char* f, const OpT& S, std::int64_t n, std::int64_t d,
+                       std::int64_t yrows, std::int64_t ycols) {
+  KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, f, "A is empty (", n, " x ", d, ")");
+  KOKKOSSKETCH_THROW_IF(n != S.cols(), f, "A has ", n, " rows but S is ", S.rows(), " x ",
+                        S.cols(), " (A's row count must equal S.cols())");
+  KOKKOSSKETCH_THROW_IF(yrows != S.rows() || ycols != d, f, "Y is ", yrows, " x ", ycols,
+                        " but S A is ", S.rows(), " x ", d);
+}
+
+}  // namespace Impl
+
+/// \brief Y = S A for a Gaussian sketch S and a dense A.
+///
+/// Delegates to dense_project with S.dense_op(): S is generated on the fly, never stored.
+/// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
+/// \param [in] space instance the work is enqueued on (asynchronous unless
+///   `opts.check_finite`).
+/// \param [in] S p x n Gaussian sketch
+/// \param [in] A n x d View, any layout
+/// \param [out] Y p x d View of float or double, any layout; overwritten
+/// \param [in] opts see ProjectOptions (check_finite waits for the kernel)
+/// \throws Error on empty or mismatched extents, and (with check_finite) on NaN/Inf in Y.
+///
+/// Cost: p n d multiply-adds and p n / 2 Box-Muller transforms (p n / 4 Philox calls).
+template <class ExecSpace, class AView, class YView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               Kokkos::is_view<AView>::value,
+                           int> = 0>
+void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AView& A,
+                     const YView& Y, const ProjectOptions& opts = {}) {
+  Impl::static_check_project<ExecSpace, AView, YView>();
+  Impl::ScopedRegion region("gaussian_sketch[dense]");
+  Impl::check_sketch_args("gaussian_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
+                          Y.extent(1));
+  ProjectOptions inner = opts;
+  inner.check_finite = false;
+  dense_project(space, S.dense_op(), A, Y, inner);
+  if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
+}
+
+/// \brief Y = S A for a Gaussian sketch S and a sparse A in CRS format.
+///
+/// A team owns a block of rows of S and Y and walks the rows of A in chunks, generating the
+/// chunk's entries of S into team scratch; each row of Y is accumulated by one thread over
+/// the nonzeros of A in row order: no atomics, and the result does not depend on the team
+/// size or the number of threads (identical bits on Serial and OpenMP).
+/// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
+/// \param [in] space instance the work is enqueued on (asynchronous unless
+///   `opts.check_finite`).
+/// \param [in] S p x n Gaussian sketch
+/// \param [in] A n x d KokkosSparse::CrsMatrix, any scalar, ordinal and offset types;
+///   column indices in [0, d) (duplicates are summed)
+/// \param [out] Y p x d View of float or double, any layout; overwritten
+/// \param [in] opts see ProjectOptions (check_finite waits for the kernel)
+/// \throws Error on empty or mismatched extents, and (with check_finite) on NaN/Inf in Y.
+///
+/// Cost: p nnz(A) multiply-adds, p d writes to zero Y, p n / 2 Box-Muller transforms.
+template <class ExecSpace, class SC, class OR, class DV, class MT, class SZ, class YView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
+                     const KokkosSparse::CrsMatrix<SC, OR, DV, MT, SZ>& A, const YView& Y,
+                     const ProjectOptions& opts = {}) {
+  using matrix_t = KokkosSparse::CrsMatrix<SC, OR, DV, MT, SZ>;
+  Impl::static_check_view<ExecSpace, YView, 2, true>();
+  static_assert(std::is_floating_point<typename YView::non_const_value_type>::value,
+                "KokkosSketch: Y must hold float or double");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename matrix_t::memory_space>::accessible,
+                "KokkosSketch: the CrsMatrix lives in a memory space that the execution space "
+                "cannot access");
+  Impl::ScopedRegion region("gaussian_sketch[crs:generic]");
+  Impl::check_sketch_args("gaussian_sketch", S, std::int64_t(A.numRows()),
+                          std::int64_t(A.numCols()), Y.extent(0), Y.extent(1));
+  using row_map_t = typename matrix_t::row_map_type;
+  using entries_t = typename matrix_t::index_type;
+  using values_t = typename matrix_t::values_type;
+  Impl::DenseTimesCrsGeneric<ExecSpace, row_map_t, entries_t, values_t, YView>::apply(
+      space, S.dense_op(), A.graph.row_map, A.graph.entries, A.values, Y);
+  if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
+}
+
+/// \brief gaussian_sketch on the default instance of Y's execution space.
+/// \param [in] S p x n Gaussian sketch
+/// \param [in] A n x d View or KokkosSparse::CrsMatrix
+/// \param [out] Y p x d View; overwritten
+/// \param [in] opts see ProjectOptions
+/// \throws Error as the overloads with an execution space instance.
+template <class AType, class YView>
+void gaussian_sketch(const GaussianSketchOp& S, const AType& A, const YView& Y,
+                     const ProjectOptions& opts = {}) {
+  gaussian_sketch(typename YView::execution_space{}, S, A, Y, opts);
+}
+
+}  // namespace KokkosSketch
+
+#endif

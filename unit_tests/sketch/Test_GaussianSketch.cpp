@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Gaussian sketch: FP64 host references from the materialized operator (dense and CRS A,
+// empty rows, a dense row, several index types), the N(0, 1/p) law of the entries,
+// invariance across team sizes and execution spaces, bad input.
+#include <KokkosSketch.hpp>
+#include <KokkosSketch_GaussianSketch.hpp>
+#include "KokkosSketch_SketchTestUtils.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace {
+
+using namespace KokkosSketch;
+using TestUtil::HostMatrix;
+
+template <class Space>
+class GaussianSketchTest : public ::testing::Test {};
+TYPED_TEST_SUITE(GaussianSketchTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+
+/// Row-major FP64 reference Y = M A (M row-major p x n from to_host, A host column-major)
+/// and the rounding bound gamma_{n+2} sum_i |M_ri A_ic| of a sum in precision Scalar
+/// (Higham, Thm 3.1; + 2 for the scaling and the conversion of A).
+struct Reference {
+  std::vector<double> Y, bound;
+};
+template <class Scalar>
+Reference reference_product(const std::vector<double>& M, std::int64_t p, const HostMatrix& A) {
+  const std::int64_t n = A.rows, d = A.cols;
+  const double u = std::numeric_limits<Scalar>::epsilon() / 2;
+  Reference r{std::vector<double>(p * d, 0.0), std::vector<double>(p * d, 0.0)};
+  for (std::int64_t k = 0; k < p; ++k)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double m = M[k * n + i];
+      for (std::int64_t c = 0; c < d; ++c) {
+        r.Y[k * d + c] += m * A(i, c);
+        r.bound[k * d + c] += std::abs(m * A(i, c));
+      }
+    }
+  const double g = double(n) + 2;
+  for (auto& x : r.bound) x = x * g * u / (1 - g * u) + 1e-300;
+  return r;
+}
+
+template <class Space, class Layout, class Scalar>
+void check_dense(const GaussianSketchOp& S, const HostMatrix& A) {
+  auto Av = TestUtil::to_view<Layout, Space, Scalar>(A);
+  Kokkos::View<Scalar**, Layout, typename Space::memory_space> Y("Y", S.rows(), A.cols);
+  Kokkos::deep_copy(Y, std::numeric_limits<Scalar>::quiet_NaN());  // every entry is written
+  gaussian_sketch(Space(), S, Av, Y);
+  const auto M = TestUtil::to_host(materialize(Space(), S.dense_op()));
+  // The reference uses A as Scalar holds it.
+  HostMatrix Ar = TestUtil::from_view(Av);
+  const auto ref = reference_product<Scalar>(M, S.rows(), Ar);
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, A.cols));
+}
+
+template <class Space, class Ordinal, class Offset, class AScalar, class YScalar>
+void check_crs(const GaussianSketchOp& S, const HostMatrix& A) {
+  const auto Ac = TestUtil::to_crs<Space, AScalar, Ordinal, Offset>(A);
+  Kokkos::View<YScalar**, Kokkos::LayoutLeft, typename Space::memory_space> Y("Y", S.rows(), A.cols);
+  Kokkos::deep_copy(Y, std::numeric_limits<YScalar>::quiet_NaN());
+  gaussian_sketch(Space(), S, Ac, Y);
+  const auto M = TestUtil::to_host(materialize(Space(), S.dense_op()));
+  HostMatrix Ar = A;
+  for (auto& x : Ar.a) x = double(AScalar(x));
+  const auto ref = reference_product<YScalar>(M, S.rows(), Ar);
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, A.cols));
+}
+
+TYPED_TEST(GaussianSketchTest, DenseMatchesMaterializedTimesA) {
+  using Space = TypeParam;
+  const GaussianSketchOp S(GaussianSketchDist{37, 1300}, RNGState(17));
+  const HostMatrix A = TestUtil::gaussian_matrix(1300, 5, 3);
+  check_dense<Space, Kokkos::LayoutLeft, double>(S, A);
+  check_dense<Space, Kokkos::LayoutRight, double>(S, A);
+  check_dense<Space, Kokkos::LayoutRight, float>(S, A);
+  const HostMatrix a1 = TestUtil::gaussian_matrix(1300, 1, 4);
+  check_dense<Space, Kokkos::LayoutLeft, double>(S, a1);
+}
+
+TYPED_TEST(GaussianSketchTest, CrsMatchesMaterializedTimesA) {
+  using Space = TypeParam;
+  // n = 2500 crosses the kernel's chunks of A rows (1024 on hosts, 64 on GPUs); row 7 is
+  // empty, row 1500 is fully dense (300 nonzeros), the rest have about 2% nonzeros, and
+  // rows 2400.. are all empty (a chunk tail with no work).
+  const std::int64_t n = 2500, d = 300;
+  HostMatrix A = TestUtil::sparse_random_matrix(n, d, 0.02, 5, 7, 1500);
+  for (std::int64_t i = 2400; i < n; ++i)
+    for (std::int64_t j = 0; j < d; ++j) A(i, j) = 0.0;
+  const GaussianSketchOp S(GaussianSketchDist{33, n}, RNGState(99));
+  check_crs<Space, int, int, double, double>(S, A);
+  check_crs<Space, std::int64_t, std::size_t, double, double>(S, A);
+  check_crs<Space, int, std::int64_t, float, double>(S, A);
+  check_crs<Space, int, int, float, float>(S, A);
+  // A single column and p = 1.
+  const HostMatrix a1 = TestUtil::sparse_random_matrix(n, 1, 0.3, 6);
+  check_crs<Space, int, int, double, double>(GaussianSketchOp(GaussianSketchDist{1, n}, RNGState(1)), a1);
+}
+
+TYPED_TEST(GaussianSketchTest, CrsAndDenseAgree) {
+  using Space = TypeParam;
+  const std::int64_t n = 900, d = 12;
+  const HostMatrix A = TestUtil::sparse_random_matrix(n, d, 0.2, 8, 3, 4);
+  const GaussianSketchOp S(GaussianSketchDist{20, n}, RNGState(5));
+  Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> Y1("Y1", 20, d),
+      Y2("Y2", 20, d);
+  gaussian_sketch(Space(), S, TestUtil::to_view<Kokkos::LayoutRight, Space>(A), Y1);
+  gaussian_sketch(Space(), S, TestUtil::to_crs<Space>(A), Y2);
+  const auto M = TestUtil::to_host(materialize(Space(), S.dense_op()));
+  auto ref = reference_product<double>(M, 20, A);
+  for (auto& x : ref.bound) x *= 2;  // both are within one bound of the exact product
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y1), TestUtil::to_host(Y2), ref.bound, d));
+}
+
+// Entries of S are i.i.d. N(0, 1/p). With N = p n = 40000 entries, sqrt(p) mean(S_ij) has
+// standard deviation 1/sqrt(N) and p mean(S_ij^2) has mean 1 and standard deviation
+// sqrt(2/N); both are checked at 6 standard deviations (two-sided false-positive rate about
+// 2e-9 each, normal approximation).
+TYPED_TEST(GaussianSketchTest, EntriesAreNormalWithVarianceOneOverP) {
+  using Space = TypeParam;
+  const std::int64_t p = 40, n = 1000;
+  const GaussianSketchOp S(GaussianSketchDist{p, n}, RNGState(2024));
+  const auto M = TestUtil::to_host(materialize(Space(), S.dense_op()));
+  double sum = 0, sum2 = 0;
+  for (double x : M) {
+    sum += x;
+    sum2 += x * x;
+  }
+  const double N = double(p * n);
+  // sqrt(p) S_ij ~ N(0, 1): mean 0 (sd 1/sqrt(N)), mean square 1 (sd sqrt(2/N)).
+  EXPECT_LE(std::abs(std::sqrt(double(p)) * sum / N), 6.0 / std::sqrt(N));
+  EXPECT_LE(std::abs(double(p) * sum2 / N - 1.0), 6.0 * std::sqrt(2.0 / N));
+  EXPECT_EQ(S.rows(), p);
+  EXPECT_EQ(S.cols(), n);
+  EXPECT_EQ(S.dense_op().dist().entries, DenseEntries::gaussian);
+  EXPECT_DOUBLE_EQ(S.dense_op().scale(), 1.0 / std::sqrt(double(p)));
+  // next_state skips the p counter rows S uses; the state is unchanged.
+  EXPECT_EQ(S.state(), RNGState(2024));
+  EXPECT_EQ(S.next_state(), S.dense_op().next_state());
+  EXPECT_NE(S.next_state(), S.state());
+}
+
+TYPED_TEST(GaussianSketchTest, CrsIsIdenticalAcrossTeamSizes) {
+  using Space = TypeParam;
+  using crs_t = decltype(TestUtil::to_crs<Space>(HostMatrix()));
+  using y_t = Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space>;
+  using kernel_t = Impl::DenseTimesCrsGeneric<Space, typename crs_t::row_map_type,
+                                              typename crs_t::index_type,
+                                              typename crs_t::values_type, y_t>;
+  const std::int64_t n = 1500, d = 9, p = 13;
+  const auto A = TestUtil::to_crs<Space>(TestUtil::sparse_random_matrix(n, d, 0.3, 12, 2, 9));
+  const GaussianSketchOp S(GaussianSketchDist{p, n}, RNGState(44));
+  y_t Y0("Y0", p, d);
+  kernel_t::apply(Space(), S.dense_op(), A.graph.row_map, A.graph.entries, A.values, Y0, 1);
+  const auto ref = TestUtil::to_host(Y0);
+  const int max_team = std::is_same<Space, Kokkos::Serial>::value
+                           ? 1
+                           : std::min(8, Kokkos::TeamPolicy<Space>(1, 1).team_size_max(
+                                             kernel_t{S.dense_op(), A.graph.row_map, A.graph.entries,
+                                                      A.values, Y0, 1, 64},
+                                             Kokkos::ParallelForTag()));
+  for (int R = 1; R <= max_team; ++R) {
+    y_t Y("Y", p, d);
+    kernel_t::apply(Space(), S.dense_op(), A.graph.row_map, A.graph.entries, A.values, Y, R);
+    // Each entry of Y is one thread's sum in a fixed order: bitwise equal.
+    EXPECT_EQ(TestUtil::to_host(Y), ref) << "rows per team " << R;
+  }
+}
+
+// The same seed gives the same Y on this space as on the host: bitwise for the CRS kernel on
+// host spaces (same order, same math library), else to rounding (the dense kernel's sums
+// are split over vector lanes; device log/sin/cos may differ in the last bit).
+TYPED_TEST(GaussianSketchTest, SameResultAsHostForTheSameSeed) {
+  using Space = TypeParam;
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  const std::int64_t n = 3000, d = 7, p = 24;
+  const HostMatrix A = TestUtil::sparse_random_matrix(n, d, 0.1, 31, 10, 11);
+  const GaussianSketchOp S(GaussianSketchDist{p, n}, RNGState(0xfeedull << 32 | 7));
+  using yv = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>;
+  using yh = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+  yv Y("Y", p, d), Yd("Yd", p, d);
+  yh Yh("Yh", p, d), Ydh("Ydh", p, d);
+  gaussian_sketch(Space(), S, TestUtil::to_crs<Space>(A), Y);
+  gaussian_sketch(Host(), S, TestUtil::to_crs<Host>(A), Yh);
+  gaussian_sketch(Space(), S, TestUtil::to_view<Kokkos::LayoutRight, Space>(A), Yd);
+  gaussian_sketch(Host(), S, TestUtil::to_view<Kokkos::LayoutRight, Host>(A), Ydh);
+  const auto M = TestUtil::to_host(materialize(Host(), S.dense_op()));
+  auto ref = reference_product<double>(M, p, A);
+  for (auto& x : ref.bound) x *= 2;
+  if constexpr (Impl::is_host_space_v<Space>) {
+    EXPECT_EQ(TestUtil::to_host(Y), TestUtil::to_host(Yh));
+  } else {
+    for (auto& x : ref.bound) x *= 4;  // a few ulps of each entry of S may differ
+    EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), TestUtil::to_host(Yh), ref.bound, d));
+  }
+  EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Yd), TestUtil::to_host(Ydh), ref.bound, d));
+}
+
+TYPED_TEST(GaussianSketchTest, DefaultInstanceOverloadAndAsync) {
+  using Space = TypeParam;
+  const HostMatrix A = TestUtil::sparse_random_matrix(200, 4, 0.5, 1);
+  const GaussianSketchOp S(GaussianSketchDist{8, 200}, RNGState(3));
+  using yv = Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space>;
+  yv Y1("Y1", 8, 4), Y2("Y2", 8, 4), Y3("Y3", 8, 4), Y4("Y4", 8, 4);
+  const auto Ad = TestUtil::to_view<Kokkos::LayoutRight, Space>(A);
+  const auto Ac = TestUtil::to_crs<Space>(A);
+  const Space space;
+  ProjectOptions async;
+  async.check_finite = false;
+  gaussian_sketch(space, S, Ad, Y1, async);
+  gaussian_sketch(space, S, Ac, Y3, async);
+  space.fence();
+  gaussian_sketch(S, Ad, Y2);
+  gaussian_sketch(S, Ac, Y4);
+  EXPECT_EQ(TestUtil::to_host(Y1), TestUtil::to_host(Y2));
+  EXPECT_EQ(TestUtil::to_host(Y3), TestUtil::to_host(Y4));
+}
+
+TYPED_TEST(GaussianSketchTest, BadInputThrows) {
+  using Space = TypeParam;
+  using view_t = Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space>;
+  const GaussianSketchOp S(GaussianSketchDist{10, 100}, RNGState(1));
+  HostMatrix A = TestUtil::sparse_random_matrix(100, 3, 0.5, 2);
+  view_t Ad = TestUtil::to_view<Kokkos::LayoutRight, Space>(A), Y("Y", 10, 3);
+  view_t A_bad("A", 99, 3), Y_bad("Y", 10, 4), Y_bad2("Y", 11, 3), A_empty("A", 100, 0),
+      Y_empty("Y", 10, 0);
+  const auto Ac = TestUtil::to_crs<Space>(A);
+  const auto Ac_bad = TestUtil::to_crs<Space>(TestUtil::sparse_random_matrix(99, 3, 0.5, 2));
+  EXPECT_THROW(gaussian_sketch(Space(), S, A_bad, Y), Error);
+  EXPECT_THROW(gaussian_sketch(Space(), S, Ad, Y_bad), Error);
+  EXPECT_THROW(gaussian_sketch(Space(), S, Ad, Y_bad2), Error);
+  EXPECT_THROW(gaussian_sketch(Space(), S, A_empty, Y_empty), Error);
+  EXPECT_THROW(gaussian_sketch(Space(), S, Ac_bad, Y), Error);
+  EXPECT_THROW(gaussian_sketch(Space(), S, Ac, Y_bad), Error);
+  EXPECT_THROW(GaussianSketchOp(GaussianSketchDist{0, 100}, RNGState(1)), Error);
+  EXPECT_THROW(GaussianSketchOp(GaussianSketchDist{10, -1}, RNGState(1)), Error);
+  try {
+    gaussian_sketch(Space(), S, Ac_bad, Y);
+    FAIL() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gaussian_sketch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("99"), std::string::npos) << e.what();
+  }
+  // NaN / Inf in A reach Y and are reported (check_finite, the default).
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    HostMatrix B = A;
+    B(50, 1) = bad;
+    EXPECT_THROW(gaussian_sketch(Space(), S, TestUtil::to_view<Kokkos::LayoutRight, Space>(B), Y), Error);
+    EXPECT_THROW(gaussian_sketch(Space(), S, TestUtil::to_crs<Space>(B), Y), Error);
+  }
+}
+
+}  // namespace
