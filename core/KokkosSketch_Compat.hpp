@@ -6,6 +6,7 @@
 #ifndef KOKKOSSKETCH_COMPAT_HPP
 #define KOKKOSSKETCH_COMPAT_HPP
 
+#include <KokkosKernels_config.h>
 #include <Kokkos_Core.hpp>
 
 #include <string>
@@ -34,6 +35,15 @@ template <class T>
 KOKKOS_INLINE_FUNCTION T sin(T x) { return kmath::sin(x); }
 template <class T>
 KOKKOS_INLINE_FUNCTION bool isfinite(T x) { return kmath::isfinite(x); }
+
+/// True when KokkosBlas calls (gemm, gemv, nrm2, scal, axpby, dot) take the execution-space
+/// instance as first argument (Kokkos Kernels 4.2 and later); before that they run on the
+/// default instance of the Views' space. Use with `if constexpr`.
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40200
+inline constexpr bool kokkosblas_takes_space = true;
+#else
+inline constexpr bool kokkosblas_takes_space = false;
+#endif
 
 /// Fences one execution-space instance; the label reaches Kokkos Tools on 4.x.
 template <class ExecSpace>

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_DenseLA.hpp
+/// \brief The one internal interface to dense linear algebra that every algorithm uses:
+/// Householder QR, forming Q, triangular solves with R, GEMM.
+///
+/// `DenseLA<ExecSpace, Scalar>` is a non-copyable plan object. It holds the execution-space
+/// instance and a backend chosen at compile time by partial specialization of
+/// `DenseLABackend` on the execution space:
+/// - host spaces (Serial, OpenMP, Threads): LAPACK/BLAS (backends/openmp), called after a
+///   fence of the instance because LAPACK runs synchronously on the calling thread;
+/// - Kokkos::Cuda: cuSOLVER/cuBLAS handles owned by the plan and bound to the instance's
+///   stream (backends/cuda).
+/// GEMM goes through KokkosBlas::gemm (cuBLAS or host BLAS underneath).
+///
+/// Matrices passed to the factorizations are LayoutLeft (column-major, the layout LAPACK
+/// and cuSOLVER use); trsm accepts LayoutLeft and LayoutRight right-hand sides.
+#ifndef KOKKOSSKETCH_DENSELA_HPP
+#define KOKKOSSKETCH_DENSELA_HPP
+
+#include <KokkosSketch_Compat.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Traits.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace KokkosSketch {
+namespace Impl {
+
+/// Side of the triangular factor in a solve: left (R^{-1} B) or right (B R^{-1}).
+enum class Side { left, right };
+/// Whether the triangular factor is used as is or transposed.
+enum class Trans { none, transpose };
+
+/// Dense LA backend for one execution space; specialized in backends/openmp (every host
+/// space) and backends/cuda (Kokkos::Cuda). Backends provide, on raw column-major arrays
+/// with 32-bit extents (LAPACK's integers):
+///   static constexpr const char* path;
+///   explicit DenseLABackend(const ExecSpace&);   // acquires handles; non-copyable
+///   void geqrf(const ExecSpace&, int m, int n, Scalar* A, int lda, Scalar* tau);
+///   void orgqr(const ExecSpace&, int m, int n, int k, Scalar* A, int lda, const Scalar* tau);
+///   void trsm(const ExecSpace&, Side, Trans, int m, int n, const Scalar* R, int ldr,
+///             Scalar* B, int ldb);   // B (m x n) <- op(R)^{-1} B or B op(R)^{-1}; R upper
+template <class ExecSpace, class Scalar, class Enable = void>
+struct DenseLABackend {
+  static_assert(!std::is_same<Enable, Enable>::value,
+                "KokkosSketch: no dense linear algebra backend (LAPACK, cuSOLVER) for this "
+                "execution space");
+};
+
+/// Checks that a 64-bit extent fits the 32-bit integers of LAPACK/cuSOLVER.
+inline int to_lapack_int(const char* f, std::int64_t v, const char* what) {
+  KOKKOSSKETCH_THROW_IF(v < 0 || v > std::int64_t(INT_MAX), f, what, " = ", v,
+                        " does not fit the 32-bit integers of LAPACK/cuSOLVER");
+  return int(v);
+}
+
+/// R = upper triangle of the leading n x n block of W (zeros below the diagonal).
+template <class ExecSpace, class WView, class RView>
+void extract_upper(const ExecSpace& space, const WView& W, const RView& R) {
+  const std::int64_t n = R.extent(0);
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "KokkosSketch::DenseLA::extract_upper", policy_t(space, {0, 0}, {n, n}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) {
+        R(i, j) = i <= j ? W(i, j) : typename RView::non_const_value_type(0);
+      });
+}
+
+/// d(i) = |R(i, i)| for i < d.extent(0).
+template <class ExecSpace, class RView, class DView>
+void abs_diagonal(const ExecSpace& space, const RView& R, const DView& d) {
+  Kokkos::parallel_for(
+      "KokkosSketch::DenseLA::abs_diagonal",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, d.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i) {
+        const auto v = R(i, i);
+        d(i) = v < 0 ? -v : v;
+      });
+}
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+// Backend specializations of DenseLABackend.
+#include <KokkosSketch_Host_DenseLA.hpp>
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <KokkosSketch_Cuda_DenseLA.hpp>
+#endif
+
+namespace KokkosSketch {
+namespace Impl {
+
+/// \brief Plan for dense linear algebra on one execution-space instance.
+///
+/// Non-copyable; owns the backend's handles (cuSOLVER/cuBLAS on CUDA, bound to the
+/// instance's stream) for its lifetime. Calls are enqueued on the instance, except where
+/// noted: the host backend fences the instance and runs LAPACK synchronously, and every
+/// function that returns or checks a host value (`check_full_rank`, the CUDA `devInfo`
+/// checks) waits for the instance.
+/// \tparam ExecSpace execution space of the instance
+/// \tparam Scalar float or double
+template <class ExecSpace, class Scalar>
+class DenseLA {
+  static_assert(std::is_same<Scalar, float>::value || std::is_same<Scalar, double>::value,
+                "KokkosSketch: DenseLA supports float and double");
+
+ public:
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  /// Column-major matrix in the instance's memory space.
+  using matrix_type = Kokkos::View<Scalar**, Kokkos::LayoutLeft, memory_space>;
+  /// Vector in the instance's memory space.
+  using vector_type = Kokkos::View<Scalar*, memory_space>;
+  using backend_type = DenseLABackend<ExecSpace, Scalar>;
+  /// Which backend runs the factorizations ("lapack", "cusolver").
+  static constexpr const char* path = backend_type::path;
+
+  /// \brief Binds the plan to `space` and acquires the backend's handles.
+  /// \param [in] space instance all work is enqueued on
+  explicit DenseLA(const ExecSpace& space) : m_space(space), m_backend(space) {}
+  DenseLA(const DenseLA&) = delete;
+  DenseLA& operator=(const DenseLA&) = delete;
+
+  /// \brief The instance the plan works on.
+  const ExecSpace& space() const { return m_space; }
+
+  /// \brief In-place Householder QR of a tall m x n LayoutLeft matrix (n <= m), as LAPACK
+  /// geqrf: R in the upper triangle, the reflectors below it, their factors in tau.
+  /// \param [in,out] A m x n LayoutLeft View (stride(1) is the leading dimension)
+  /// \param [out] tau at least n entries
+  /// \throws Error if n > m, tau is too short, or an extent exceeds 32-bit integers
+  template <class AView, class TauView>
+  void geqrf(const AView& A, const TauView& tau) {
+    static_check_factor<AView, TauView>();
+    const char* f = "DenseLA::geqrf";
+    const std::int64_t m = A.extent(0), n = A.extent(1);
+    KOKKOSSKETCH_THROW_IF(n > m || n == 0, f, "A is ", m, " x ", n,
+                          "; QR needs a nonempty tall matrix (n <= m)");
+    KOKKOSSKETCH_THROW_IF(std::int64_t(tau.extent(0)) < n, f, "tau has ", tau.extent(0),
+                          " entries, needs ", n);
+    m_backend.geqrf(m_space, to_lapack_int(f, m, "m"), to_lapack_int(f, n, "n"), A.data(),
+                    to_lapack_int(f, ld(A), "lda"), tau.data());
+  }
+
+  /// \brief Overwrites the output of geqrf with the m x n matrix Q of orthonormal columns
+  /// (LAPACK orgqr with k = n).
+  /// \param [in,out] A m x n LayoutLeft View holding geqrf's reflectors
+  /// \param [in] tau geqrf's reflector factors
+  template <class AView, class TauView>
+  void orgqr(const AView& A, const TauView& tau) {
+    static_check_factor<AView, TauView>();
+    const char* f = "DenseLA::orgqr";
+    const std::int64_t m = A.extent(0), n = A.extent(1);
+    KOKKOSSKETCH_THROW_IF(n > m || n == 0, f, "A is ", m, " x ", n, "; needs n <= m");
+    KOKKOSSKETCH_THROW_IF(std::int64_t(tau.extent(0)) < n, f, "tau has ", tau.extent(0),
+                          " entries, needs ", n);
+    m_backend.orgqr(m_space, to_lapack_int(f, m, "m"), to_lapack_int(f, n, "n"),
+                    to_lapack_int(f, n, "k"), A.data(), to_lapack_int(f, ld(A), "lda"),
+                    tau.data());
+  }
+
+  /// \brief Thin QR A = Q R of an m x n View of any layout (n <= m); A is not modified.
+  /// \param [in] A m x n View, any layout, in the instance's memory space
+  /// \param [out] Q if not null, resized to m x n and overwritten with Q
+  /// \return R, n x n upper triangular (zeros below the diagonal)
+  template <class AView>
+  matrix_type qr(const AView& A, matrix_type* Q = nullptr) {
+    static_check_view<ExecSpace, AView, 2, false>();
+    const std::int64_t m = A.extent(0), n = A.extent(1);
+    KOKKOSSKETCH_THROW_IF(n > m || n == 0, "DenseLA::qr", "A is ", m, " x ", n,
+                          "; QR needs a nonempty tall matrix (n <= m)");
+    matrix_type W(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
+                                     "KokkosSketch::DenseLA::qr_work"),
+                  m, n);
+    Kokkos::deep_copy(m_space, W, A);
+    vector_type tau(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
+                                       "KokkosSketch::DenseLA::tau"),
+                    n);
+    geqrf(W, tau);
+    matrix_type R(
+        Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing, "KokkosSketch::DenseLA::R"),
+        n, n);
+    extract_upper(m_space, W, R);
+    if (Q != nullptr) {
+      orgqr(W, tau);
+      *Q = W;
+    }
+    return R;
+  }
+
+  /// \brief Triangular solve with an upper-triangular, non-unit n x n R:
+  /// B <- op(R)^{-1} B (Side::left) or B <- B op(R)^{-1} (Side::right), op = identity or
+  /// transpose.
+  ///
+  /// B may be LayoutLeft or LayoutRight (a LayoutRight B is handled as its column-major
+  /// transpose with side and transposition swapped). R is not checked for singularity here;
+  /// call check_full_rank first where R comes from data.
+  /// \param [in] side Side::left or Side::right
+  /// \param [in] trans Trans::none or Trans::transpose
+  /// \param [in] R n x n LayoutLeft, upper triangle used
+  /// \param [in,out] B m x n (right) or n x m (left) matrix; overwritten with the solution
+  template <class RView, class BView>
+  void trsm(Side side, Trans trans, const RView& R, const BView& B) {
+    static_check_view<ExecSpace, RView, 2, false>();
+    static_check_view<ExecSpace, BView, 2, true>();
+    static_assert(std::is_same<typename RView::array_layout, Kokkos::LayoutLeft>::value,
+                  "KokkosSketch: DenseLA::trsm needs a LayoutLeft R");
+    static_assert(std::is_same<typename BView::array_layout, Kokkos::LayoutLeft>::value ||
+                      std::is_same<typename BView::array_layout, Kokkos::LayoutRight>::value,
+                  "KokkosSketch: DenseLA::trsm needs a LayoutLeft or LayoutRight B");
+    static_assert(std::is_same<typename RView::non_const_value_type, Scalar>::value &&
+                      std::is_same<typename BView::non_const_value_type, Scalar>::value,
+                  "KokkosSketch: DenseLA::trsm: R and B must hold the plan's Scalar");
+    const char* f = "DenseLA::trsm";
+    const std::int64_t n = R.extent(0);
+    KOKKOSSKETCH_THROW_IF(std::int64_t(R.extent(1)) != n, f, "R is ", R.extent(0), " x ",
+                          R.extent(1), ", not square");
+    const std::int64_t br = B.extent(0), bc = B.extent(1);
+    KOKKOSSKETCH_THROW_IF((side == Side::left ? br : bc) != n, f, "B is ", br, " x ", bc,
+                          " but R is ", n, " x ", n, (side == Side::left ? " (left" : " (right"),
+                          " side)");
+    if (br == 0 || bc == 0 || n == 0) return;
+    constexpr bool right_layout =
+        std::is_same<typename BView::array_layout, Kokkos::LayoutRight>::value;
+    // Column-major view of B's storage: B itself (LayoutLeft) or B^T (LayoutRight).
+    // op(R)^{-1} B = (B^T op(R)^{-T})^T and B op(R)^{-1} = (op(R)^{-T} B^T)^T.
+    Side s = side;
+    Trans t = trans;
+    std::int64_t m_cm = br, n_cm = bc, ldb = std::int64_t(B.stride(1));
+    if (right_layout) {
+      s = side == Side::left ? Side::right : Side::left;
+      t = trans == Trans::none ? Trans::transpose : Trans::none;
+      m_cm = bc;
+      n_cm = br;
+      ldb = std::int64_t(B.stride(0));
+    }
+    if (ldb < m_cm) ldb = m_cm;  // a single column/row: any ld >= rows is valid
+    m_backend.trsm(m_space, s, t, to_lapack_int(f, m_cm, "m"), to_lapack_int(f, n_cm, "n"),
+                   R.data(), to_lapack_int(f, ld(R), "ldr"), B.data(),
+                   to_lapack_int(f, ldb, "ldb"));
+  }
+
+  /// \brief C = alpha op(A) op(B) + beta C through KokkosBlas::gemm on the plan's instance
+  /// (Kokkos Kernels 4.2+; older Kokkos Kernels run it on the default instance).
+  /// \param [in] transA,transB "N" or "T"
+  template <class AView, class BView, class CView>
+  void gemm(const char transA[], const char transB[], Scalar alpha, const AView& A,
+            const BView& B, Scalar beta, const CView& C) const {
+    static_check_view<ExecSpace, AView, 2, false>();
+    static_check_view<ExecSpace, BView, 2, false>();
+    static_check_view<ExecSpace, CView, 2, true>();
+    if constexpr (kokkosblas_takes_space) {
+      KokkosBlas::gemm(m_space, transA, transB, alpha, A, B, beta, C);
+    } else {
+      KokkosBlas::gemm(transA, transB, alpha, A, B, beta, C);
+    }
+  }
+
+  /// \brief Throws Error "<f>: ... rank-deficient" when some |R_ii| <= tol max_j |R_jj|,
+  /// tol = max(m, n) eps (the rank tolerance of LAPACK's xGELSS and numpy), or when the
+  /// diagonal holds NaN/Inf. Waits for the instance (returns a host decision).
+  /// \param [in] f public function to name in the error
+  /// \param [in] R n x n upper-triangular factor
+  /// \param [in] m rows of the factored matrix (for the tolerance)
+  /// \param [in] ncheck number of leading diagonal entries to check (default: all)
+  template <class RView>
+  void check_full_rank(const char* f, const RView& R, std::int64_t m,
+                       std::int64_t ncheck = -1) const {
+    const std::int64_t n = ncheck < 0 ? std::int64_t(R.extent(0)) : ncheck;
+    if (n == 0) return;
+    Kokkos::View<Scalar*, memory_space> d(
+        Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing, "KokkosSketch::DenseLA::diag"),
+        n);
+    abs_diagonal(m_space, R, d);
+    auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), d);
+    Kokkos::deep_copy(m_space, h, d);
+    fence(m_space, "KokkosSketch::DenseLA::check_full_rank");
+    double dmax = 0, dmin = std::numeric_limits<double>::infinity();
+    std::int64_t imin = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double v = double(h(i));
+      KOKKOSSKETCH_THROW_IF(!std::isfinite(v), f, "R(", i, ", ", i, ") = ", v,
+                            " is not finite: the input holds NaN or Inf");
+      dmax = v > dmax ? v : dmax;
+      if (v < dmin) {
+        dmin = v;
+        imin = i;
+      }
+    }
+    const double tol = double(m > n ? m : n) * double(std::numeric_limits<Scalar>::epsilon());
+    KOKKOSSKETCH_THROW_IF(!(dmin > tol * dmax), f, "the matrix is rank-deficient: |R(", imin,
+                          ", ", imin, ")| = ", dmin, " <= ", tol, " * max |R(j, j)| = ",
+                          tol * dmax, " in the QR factorization (", n, " columns)");
+  }
+
+ private:
+  template <class AView, class TauView>
+  static constexpr void static_check_factor() {
+    static_check_view<ExecSpace, AView, 2, true>();
+    static_check_view<ExecSpace, TauView, 1, true>();
+    static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value,
+                  "KokkosSketch: DenseLA factorizations need a LayoutLeft matrix");
+    static_assert(std::is_same<typename AView::non_const_value_type, Scalar>::value &&
+                      std::is_same<typename TauView::non_const_value_type, Scalar>::value,
+                  "KokkosSketch: DenseLA: A and tau must hold the plan's Scalar");
+  }
+  template <class V>
+  static std::int64_t ld(const V& A) {
+    const std::int64_t s = std::int64_t(A.stride(1));
+    const std::int64_t m = std::int64_t(A.extent(0));
+    return s < m ? (m > 0 ? m : 1) : s;
+  }
+
+  ExecSpace m_space;
+  backend_type m_backend;
+};
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif

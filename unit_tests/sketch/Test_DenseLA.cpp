@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The internal dense linear algebra interface: QR reproduces A = Q R with orthonormal Q and
+// upper-triangular R (FP64 host check), triangular solves and GEMM against FP64 host
+// references, rank-deficiency detection, bad extents.
+#include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_TestUtils.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace KokkosSketch;
+using Impl::Side;
+using Impl::Trans;
+
+template <class Space>
+class DenseLATest : public ::testing::Test {};
+TYPED_TEST_SUITE(DenseLATest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+
+/// Row-major host data (rows x cols) uniform in [-1, 1].
+std::vector<double> random_data(std::int64_t rows, std::int64_t cols, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(rows * cols);
+  for (auto& x : v) x = u(gen);
+  return v;
+}
+
+/// A View (of the given layout, in Space's memory) holding row-major host data.
+template <class Scalar, class Layout, class Space>
+Kokkos::View<Scalar**, Layout, typename Space::memory_space> to_view(const std::vector<double>& v,
+                                                                    std::int64_t rows,
+                                                                    std::int64_t cols) {
+  Kokkos::View<Scalar**, Layout, typename Space::memory_space> V("V", rows, cols);
+  auto h = Kokkos::create_mirror_view(V);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) h(i, j) = Scalar(v[i * cols + j]);
+  Kokkos::deep_copy(V, h);
+  return V;
+}
+
+/// Row-major product of row-major matrices (FP64).
+std::vector<double> matmul(const std::vector<double>& A, const std::vector<double>& B,
+                           std::int64_t m, std::int64_t k, std::int64_t n) {
+  std::vector<double> C(m * n, 0.0);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t l = 0; l < k; ++l)
+      for (std::int64_t j = 0; j < n; ++j) C[i * n + j] += A[i * k + l] * B[l * n + j];
+  return C;
+}
+
+std::vector<double> transpose(const std::vector<double>& A, std::int64_t m, std::int64_t n) {
+  std::vector<double> T(n * m);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) T[j * m + i] = A[i * n + j];
+  return T;
+}
+
+template <class Space, class Scalar>
+void check_qr(std::int64_t m, std::int64_t n, unsigned seed, double tol) {
+  const auto a = random_data(m, n, seed);
+  auto A = to_view<Scalar, Kokkos::LayoutRight, Space>(a, m, n);
+  Impl::DenseLA<Space, Scalar> la(Space{});
+  typename Impl::DenseLA<Space, Scalar>::matrix_type Q;
+  auto R = la.qr(A, &Q);
+  ASSERT_EQ(R.extent(0), std::size_t(n));
+  ASSERT_EQ(Q.extent(0), std::size_t(m));
+  ASSERT_EQ(Q.extent(1), std::size_t(n));
+  const auto r = TestUtil::to_host(R), q = TestUtil::to_host(Q);
+  // Upper triangular: exact zeros below the diagonal.
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < i; ++j) EXPECT_EQ(r[i * n + j], 0.0) << i << "," << j;
+  // A = Q R (backward stable QR: ||A - QR|| <= c m n eps ||A||; entries of A are <= 1).
+  EXPECT_TRUE(TestUtil::allclose(matmul(q, r, m, n, n), a, 0.0, tol, n));
+  // Q^T Q = I.
+  std::vector<double> eye(n * n, 0.0);
+  for (std::int64_t i = 0; i < n; ++i) eye[i * n + i] = 1.0;
+  EXPECT_TRUE(TestUtil::allclose(matmul(transpose(q, m, n), q, n, m, n), eye, 0.0, tol, n));
+}
+
+TYPED_TEST(DenseLATest, QRReproducesA) {
+  using Space = TypeParam;
+  // Tolerances: about 10 sqrt(m) n eps (Higham, Thm 19.4), generous for a pass/fail check.
+  check_qr<Space, double>(300, 17, 1, 1e-12);
+  check_qr<Space, double>(40, 40, 2, 1e-12);
+  check_qr<Space, float>(300, 17, 3, 2e-4);
+}
+
+/// Upper-triangular n x n (row-major) with diagonal in [1, 2] and off-diagonal in
+/// [-1, 1] / n: condition number O(1).
+std::vector<double> upper_triangular(std::int64_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> r(n * n, 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = i; j < n; ++j) r[i * n + j] = i == j ? 1.5 + 0.5 * u(gen) : u(gen) / n;
+  return r;
+}
+
+/// FP64 reference: op(R)^{-1} B or B op(R)^{-1} by explicit substitution (B row-major).
+std::vector<double> reference_solve(Side side, Trans trans, const std::vector<double>& r,
+                                    std::int64_t n, std::vector<double> b, std::int64_t br,
+                                    std::int64_t bc) {
+  // Reduce everything to solving op'(R) x = y for each column x of a left-side problem.
+  // Left: columns of B. Right: X op(R) = B  <=>  op(R)^T X^T = B^T, rows of B.
+  const bool left = side == Side::left;
+  const bool use_rt = left ? trans == Trans::transpose : trans == Trans::none;  // solve with R^T
+  const std::int64_t nrhs = left ? bc : br;
+  for (std::int64_t c = 0; c < nrhs; ++c) {
+    auto at = [&](std::int64_t i) -> double& { return left ? b[i * bc + c] : b[c * bc + i]; };
+    if (!use_rt) {  // R x = y: back substitution
+      for (std::int64_t i = n - 1; i >= 0; --i) {
+        double s = at(i);
+        for (std::int64_t j = i + 1; j < n; ++j) s -= r[i * n + j] * at(j);
+        at(i) = s / r[i * n + i];
+      }
+    } else {  // R^T x = y: forward substitution
+      for (std::int64_t i = 0; i < n; ++i) {
+        double s = at(i);
+        for (std::int64_t j = 0; j < i; ++j) s -= r[j * n + i] * at(j);
+        at(i) = s / r[i * n + i];
+      }
+    }
+  }
+  return b;
+}
+
+template <class Space, class Layout>
+void check_trsm(Side side, Trans trans) {
+  const std::int64_t n = 13, other = 29;
+  const std::int64_t br = side == Side::left ? n : other, bc = side == Side::left ? other : n;
+  const auto r = upper_triangular(n, 5);
+  auto rl = r;  // garbage below the diagonal must be ignored
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < i; ++j) rl[i * n + j] = 1e3;
+  const auto b = random_data(br, bc, 6);
+  auto R = to_view<double, Kokkos::LayoutLeft, Space>(rl, n, n);
+  auto B = to_view<double, Layout, Space>(b, br, bc);
+  Impl::DenseLA<Space, double> la(Space{});
+  la.trsm(side, trans, R, B);
+  const auto want = reference_solve(side, trans, r, n, b, br, bc);
+  EXPECT_TRUE(TestUtil::allclose(TestUtil::to_host(B), want, 1e-13, 1e-13, bc))
+      << "side " << int(side) << " trans " << int(trans);
+}
+
+TYPED_TEST(DenseLATest, TrsmMatchesSubstitution) {
+  using Space = TypeParam;
+  for (Side s : {Side::left, Side::right})
+    for (Trans t : {Trans::none, Trans::transpose}) {
+      check_trsm<Space, Kokkos::LayoutLeft>(s, t);
+      check_trsm<Space, Kokkos::LayoutRight>(s, t);
+    }
+}
+
+TYPED_TEST(DenseLATest, GemmMatchesHostProduct) {
+  using Space = TypeParam;
+  const std::int64_t m = 37, k = 11, n = 5;
+  const auto a = random_data(m, k, 7), b = random_data(n, k, 8);
+  auto A = to_view<double, Kokkos::LayoutLeft, Space>(a, m, k);
+  auto BT = to_view<double, Kokkos::LayoutLeft, Space>(b, n, k);
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> C("C", m, n);
+  Impl::DenseLA<Space, double> la(Space{});
+  la.gemm("N", "T", 1.0, A, BT, 0.0, C);
+  EXPECT_TRUE(TestUtil::allclose(TestUtil::to_host(C), matmul(a, transpose(b, n, k), m, k, n),
+                                 1e-13, 1e-13, n));
+}
+
+TYPED_TEST(DenseLATest, RankDeficiencyIsDetected) {
+  using Space = TypeParam;
+  const std::int64_t m = 100, n = 6;
+  auto a = random_data(m, n, 9);
+  Impl::DenseLA<Space, double> la(Space{});
+  {
+    auto A = to_view<double, Kokkos::LayoutLeft, Space>(a, m, n);
+    auto R = la.qr(A);
+    EXPECT_NO_THROW(la.check_full_rank("test", R, m));
+  }
+  // Column 4 = column 1 - 2 column 2: rank 5.
+  for (std::int64_t i = 0; i < m; ++i) a[i * n + 4] = a[i * n + 1] - 2.0 * a[i * n + 2];
+  auto A = to_view<double, Kokkos::LayoutLeft, Space>(a, m, n);
+  auto R = la.qr(A);
+  try {
+    la.check_full_rank("test", R, m);
+    ADD_FAILURE() << "no exception for a rank-deficient matrix";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank-deficient"), std::string::npos) << e.what();
+    EXPECT_EQ(e.function(), "test");
+  }
+  // A NaN is reported as such.
+  a[3 * n + 0] = std::numeric_limits<double>::quiet_NaN();
+  auto An = to_view<double, Kokkos::LayoutLeft, Space>(a, m, n);
+  EXPECT_THROW(la.check_full_rank("test", la.qr(An), m), Error);
+}
+
+TYPED_TEST(DenseLATest, BadExtentsThrow) {
+  using Space = TypeParam;
+  Impl::DenseLA<Space, double> la(Space{});
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> wide("wide", 3, 5);
+  EXPECT_THROW(la.qr(wide), Error);
+  Kokkos::View<double*, typename Space::memory_space> tau("tau", 2);
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> tall("tall", 8, 3);
+  EXPECT_THROW(la.geqrf(tall, tau), Error);
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> R("R", 3, 3);
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> B("B", 4, 3);
+  EXPECT_THROW(la.trsm(Side::left, Trans::none, R, B), Error);
+  EXPECT_NO_THROW(la.trsm(Side::right, Trans::none, R, B));  // zero R is not checked here
+}
+
+}  // namespace
