@@ -59,9 +59,20 @@ struct DenseTimesCrsGeneric {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nr * nblk), [&](const std::int64_t q) {
         const std::int64_t t = q / nblk, blk = blk0 + q % nblk;
         const PhiloxCounter w = m_S.block_words(m_S.row_offset() + r0 + t, blk);
-        for (int e = 0; e < bs; ++e) {
-          const std::int64_t ii = blk * bs + e - g0;
-          if (ii >= 0 && ii < nc) s(t * chunk + ii) = y_value(m_S.block_entry(w, e));
+        if (m_S.dist().entries == DenseEntries::gaussian) {
+          // Box-Muller gives entries in pairs: one evaluation per pair.
+          for (int e = 0; e < bs; e += 2) {
+            double z0, z1;
+            Impl::gaussian_pair(w.v[e], w.v[e + 1], z0, z1);
+            const std::int64_t ii = blk * bs + e - g0;
+            if (ii >= 0 && ii < nc) s(t * chunk + ii) = y_value(z0);
+            if (ii + 1 >= 0 && ii + 1 < nc) s(t * chunk + ii + 1) = y_value(z1);
+          }
+        } else {
+          for (int e = 0; e < bs; ++e) {
+            const std::int64_t ii = blk * bs + e - g0;
+            if (ii >= 0 && ii < nc) s(t * chunk + ii) = y_value(m_S.block_entry(w, e));
+          }
         }
       });
       team.team_barrier();
