@@ -23,4 +23,9 @@ struct CountSketchApply {
 }  // namespace Impl
 }  // namespace KokkosSketch
 
+// Backend specializations of the dispatch struct above.
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <KokkosSketch_Cuda_CountSketch.hpp>
+#endif
+
 #endif

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Perf suite of CountSketch, registered once per enabled execution space:
+//   count_sketch                Y = S A, atomic mode (the dispatched path), A n x d float
+//                               LayoutRight, Y p x d;
+//   count_sketch_generic        (device spaces) the generic TeamPolicy atomic kernel, so a
+//                               backend specialization keeps a benchmark against it;
+//   count_sketch_deterministic  deterministic mode (sort by bucket, ordered sums).
+// GB/s counts (n d + p d) * 4 bytes: A read once, Y written once, the traffic floor. The
+// ceiling is copy_bandwidth of the projection suite, in the same run.
+// Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default: n = 2e6, d = 64, p = 4096) or full
+// (n = 1e7, d = 64, p = 4096). KOKKOSSKETCH_BENCH_REPETITIONS and KOKKOSSKETCH_BENCH_MIN_TIME
+// override repetitions and seconds per repetition.
+#include <KokkosSketch_BenchmarkContext.hpp>
+#include <KokkosSketch_CountSketch.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace KokkosSketch {
+namespace Perf {
+namespace {
+
+constexpr std::uint64_t cs_a_seed = 0x5EED0002u;  // data of A
+constexpr std::uint64_t cs_s_seed = 20261121u;    // the operator S
+
+struct CsSize {
+  std::int64_t n, d, p;
+};
+
+struct CsPlan {
+  std::vector<CsSize> sizes;
+  double min_time = 0.1;
+  int repetitions = 1;
+};
+
+inline double cs_env_double(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? std::atof(v) : fallback;
+}
+
+template <class Space>
+CsPlan make_cs_plan(SizeSet sizes) {
+  CsPlan p;
+  if (sizes == SizeSet::small) {
+    p.sizes.push_back({2000000, 64, 4096});
+    p.min_time = 0.1;
+    p.repetitions = 3;
+  } else {
+    // 1e7 x 64 floats = 2.56 GB; a few seconds per call on one CPU core at most.
+    p.sizes.push_back({10000000, 64, 4096});
+    p.min_time = is_host_v<Space> ? 0.5 : 0.2;
+    p.repetitions = is_host_v<Space> ? 1 : 5;
+  }
+  p.repetitions = int(cs_env_double("KOKKOSSKETCH_BENCH_REPETITIONS", p.repetitions));
+  p.min_time = cs_env_double("KOKKOSSKETCH_BENCH_MIN_TIME", p.min_time);
+  return p;
+}
+
+template <class Space>
+using CsMatrix = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+
+template <class Space>
+struct CsInputs {
+  CsMatrix<Space> A, Y;
+};
+
+template <class Space>
+CsInputs<Space>& cs_inputs(const Space& space, const CsSize& s) {
+  const std::string key = std::string(space.name()) + "/count_sketch/n:" + std::to_string(s.n) +
+                          "/d:" + std::to_string(s.d) + "/p:" + std::to_string(s.p);
+  return cache(0).get<CsInputs<Space>>(key, [&] {
+    CsInputs<Space> in;
+    in.A = CsMatrix<Space>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::perf::A"), s.n,
+        s.d);
+    in.Y = CsMatrix<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::Y"), s.p, s.d);
+    fill_nonzero(space, in.A.data(), s.n * s.d, cs_a_seed);
+    space.fence();
+    return in;
+  });
+}
+
+void set_cs_counters(benchmark::State& state, const CsSize& s, double seconds) {
+  const double bytes = (double(s.n) * double(s.d) + double(s.p) * double(s.d)) * sizeof(float);
+  set_rates(state, seconds, bytes, double(s.n) * double(s.d));
+  state.counters["n"] = double(s.n);
+  state.counters["d"] = double(s.d);
+  state.counters["p"] = double(s.p);
+}
+
+/// mode 0: count_sketch atomic (dispatched), 1: deterministic, 2: generic atomic kernel.
+template <class Space>
+void bench_count_sketch(benchmark::State& state, const std::string& name, const Space& space,
+                        const CsSize& s, int mode) {
+  guarded(state, [&] {
+    auto& in = cs_inputs(space, s);
+    const CountSketchOp S(CountSketchDist{s.p, s.n}, RNGState(cs_s_seed));
+    CountSketchOptions opts;
+    opts.check_finite = false;  // keep the finite check out of the timed region
+    opts.deterministic = mode == 1;
+    using a_t = std::decay_t<decltype(in.A)>;
+    double secs = 0.0;
+    if (mode == 2) {
+      secs = time_manual(state, name, space, [&] {
+        Kokkos::deep_copy(space, in.Y, 0.0f);
+        Impl::CountSketchAtomicGeneric<Space, a_t, a_t>::apply(space, S, in.A, in.Y);
+      });
+    } else {
+      secs = time_manual(state, name, space, [&] { count_sketch(space, S, in.A, in.Y, opts); });
+    }
+    set_cs_counters(state, s, secs);
+  });
+}
+
+template <class Space>
+void register_cs_space(const Space& space, SizeSet sizes) {
+  const CsPlan plan = make_cs_plan<Space>(sizes);
+  const std::string sp = space.name();
+  for (const CsSize& s : plan.sizes) {
+    const std::vector<std::pair<std::string, std::int64_t>> args = {
+        {"n", s.n}, {"d", s.d}, {"p", s.p}};
+    struct Entry {
+      const char* bench;
+      int mode;
+    };
+    std::vector<Entry> entries = {{"count_sketch", 0}, {"count_sketch_deterministic", 1}};
+    if constexpr (!is_host_v<Space>) entries.push_back({"count_sketch_generic", 2});
+    for (const Entry& e : entries) {
+      const std::string name = bench_name(e.bench, sp, args);
+      const int mode = e.mode;
+      auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
+        bench_count_sketch(st, name, space, s, mode);
+      });
+      bm->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(plan.min_time);
+      if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);
+    }
+  }
+}
+
+void register_count_sketch(SizeSet sizes) {
+  for_each_space([&](const auto& space) { register_cs_space(space, sizes); });
+}
+
+KOKKOSSKETCH_PERF_REGISTER(register_count_sketch);
+
+}  // namespace
+}  // namespace Perf
+}  // namespace KokkosSketch
