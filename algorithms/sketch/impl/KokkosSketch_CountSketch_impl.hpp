@@ -209,12 +209,15 @@ void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, 
   const std::int64_t d = A.extent(1);
   int vector = 1;
   if constexpr (!is_host_space_v<ExecSpace>) vector = d >= 32 ? 32 : (d >= 16 ? 16 : 8);
-  Kokkos::parallel_for(
-      "KokkosSketch::count_sketch[deterministic]",
-      policy_t(space, S.rows(), 1, vector), KOKKOS_LAMBDA(const member_t& team) {
-        const std::int64_t b = team.league_rank();
-        const std::int64_t e0 = offsets(b), e1 = offsets(b + 1);
-        if constexpr (is_host_space_v<ExecSpace>) {
+  const policy_t policy(space, S.rows(), 1, vector);
+  // Host and device loop orders as two kernels (nvcc: an extended lambda must not first
+  // capture a variable inside `if constexpr`). Both make, for each (bucket, column), the
+  // same additions in the same order.
+  if constexpr (is_host_space_v<ExecSpace>) {
+    Kokkos::parallel_for(
+        "KokkosSketch::count_sketch[deterministic]", policy, KOKKOS_LAMBDA(const member_t& team) {
+          const std::int64_t b = team.league_rank();
+          const std::int64_t e0 = offsets(b), e1 = offsets(b + 1);
           for (std::int64_t c = 0; c < d; ++c) Y(b, c) = y_value(0);
           for (std::int64_t e = e0; e < e1; ++e) {
             const std::uint64_t w = perm(e);
@@ -225,7 +228,12 @@ void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, 
               Y(b, c) = neg ? Y(b, c) - a : Y(b, c) + a;
             }
           }
-        } else {
+        });
+  } else {
+    Kokkos::parallel_for(
+        "KokkosSketch::count_sketch[deterministic]", policy, KOKKOS_LAMBDA(const member_t& team) {
+          const std::int64_t b = team.league_rank();
+          const std::int64_t e0 = offsets(b), e1 = offsets(b + 1);
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, d), [&](const std::int64_t c) {
             y_value acc = 0;
             for (std::int64_t e = e0; e < e1; ++e) {
@@ -235,8 +243,8 @@ void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, 
             }
             Y(b, c) = acc;
           });
-        }
-      });
+        });
+  }
 }
 
 /// Y = S A for A in CSR form (n x d), atomic path: row j's nonzeros are added, times s(j),
@@ -268,10 +276,11 @@ void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S, con
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, k1 - k0), [&](const std::int64_t q) {
             const y_value a = y_value(values(k0 + q));
             const std::int64_t c = std::int64_t(entries(k0 + q));
+            y_value* const y = &Y(dr.bucket, c);
             if constexpr (is_serial_space_v<ExecSpace>) {
-              Y(dr.bucket, c) += dr.negative ? -a : a;
+              *y += dr.negative ? -a : a;
             } else {
-              Kokkos::atomic_add(&Y(dr.bucket, c), dr.negative ? -a : a);
+              Kokkos::atomic_add(y, dr.negative ? -a : a);
             }
           });
         });
