@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Perf suite of the Gaussian sketch, registered once per enabled execution space:
+//   gaussian_sketch_dense  Y = S A, A n x d float LayoutRight (dense_project path);
+//   gaussian_sketch_crs    Y = S A, A an n x d CrsMatrix (float, int, int) with `nnz_row`
+//                          nonzeros per row at distinct columns (the DenseTimesCrsGeneric
+//                          kernel).
+// Counters: GFLOP/s = 2 p n d (dense) or 2 p nnz(A) (CRS) multiply-adds; Gentries/s = p n
+// entries of S generated per second (the Gaussian generation that both paths pay).
+// Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full. KOKKOSSKETCH_BENCH_REPETITIONS and
+// KOKKOSSKETCH_BENCH_MIN_TIME override repetitions and seconds per repetition.
+#include <KokkosSketch_BenchmarkContext.hpp>
+#include <KokkosSketch_GaussianSketch.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace KokkosSketch {
+namespace Perf {
+namespace {
+
+constexpr std::uint64_t gs_a_seed = 0x5EED0003u;  // data of A
+constexpr std::uint64_t gs_s_seed = 20261122u;    // the operator S
+
+struct GsSize {
+  std::int64_t n, d, p, nnz_row;  // nnz_row = 0: dense A
+};
+
+struct GsPlan {
+  std::vector<GsSize> sizes;
+  double min_time = 0.1;
+  int repetitions = 1;
+};
+
+inline double gs_env_double(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? std::atof(v) : fallback;
+}
+
+template <class Space>
+GsPlan make_gs_plan(SizeSet sizes) {
+  GsPlan p;
+  if (sizes == SizeSet::small) {
+    // About 0.3 s per call on one CPU core (p n = 1.3e7 Gaussian entries).
+    p.sizes = {{50000, 16, 256, 0}, {50000, 1000, 256, 8}};
+    p.repetitions = 3;
+  } else {
+    p.sizes = {{1000000, 64, 1024, 0}, {1000000, 100000, 1024, 16}};
+    p.min_time = is_host_v<Space> ? 0.5 : 0.2;
+    p.repetitions = is_host_v<Space> ? 1 : 5;
+  }
+  p.repetitions = int(gs_env_double("KOKKOSSKETCH_BENCH_REPETITIONS", p.repetitions));
+  p.min_time = gs_env_double("KOKKOSSKETCH_BENCH_MIN_TIME", p.min_time);
+  return p;
+}
+
+template <class Space>
+using GsDense = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+template <class Space>
+using GsCrs = KokkosSparse::CrsMatrix<float, int, typename Space::device_type, void, int>;
+
+template <class Space>
+struct GsInputs {
+  GsDense<Space> A, Y;
+  GsCrs<Space> Ac;
+};
+
+/// Row i of the CRS A has columns (i * 7919 + k * step) mod d, k < nnz_row, distinct since
+/// step * (nnz_row - 1) < d.
+template <class Space>
+void fill_crs_pattern(const Space& space, const Kokkos::View<int*, typename Space::memory_space>& row_map,
+                      const Kokkos::View<int*, typename Space::memory_space>& entries,
+                      std::int64_t n, std::int64_t d, std::int64_t nnz_row) {
+  const std::int64_t step = d / nnz_row;
+  Kokkos::parallel_for(
+      "KokkosSketch::perf::crs_pattern",
+      Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(space, 0, n + 1),
+      KOKKOS_LAMBDA(std::int64_t i) {
+        row_map(i) = int(i * nnz_row);
+        if (i < n)
+          for (std::int64_t k = 0; k < nnz_row; ++k)
+            entries(i * nnz_row + k) = int((i * 7919 + k * step) % d);
+      });
+}
+
+template <class Space>
+GsInputs<Space>& gs_inputs(const Space& space, const GsSize& s) {
+  const std::string key = std::string(space.name()) + "/gaussian_sketch/n:" +
+                          std::to_string(s.n) + "/d:" + std::to_string(s.d) + "/p:" +
+                          std::to_string(s.p) + "/nnz_row:" + std::to_string(s.nnz_row);
+  return cache(0).get<GsInputs<Space>>(key, [&] {
+    using mem = typename Space::memory_space;
+    GsInputs<Space> in;
+    in.Y = GsDense<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::Y"), s.p, s.d);
+    if (s.nnz_row == 0) {
+      in.A = GsDense<Space>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::perf::A"), s.n,
+          s.d);
+      fill_nonzero(space, in.A.data(), s.n * s.d, gs_a_seed);
+    } else {
+      const std::int64_t nnz = s.n * s.nnz_row;
+      Kokkos::View<int*, mem> row_map(Kokkos::view_alloc(space, "KokkosSketch::perf::row_map"), s.n + 1);
+      Kokkos::View<int*, mem> entries(Kokkos::view_alloc(space, "KokkosSketch::perf::entries"), nnz);
+      Kokkos::View<float*, mem> values(Kokkos::view_alloc(space, "KokkosSketch::perf::values"), nnz);
+      fill_crs_pattern(space, row_map, entries, s.n, s.d, s.nnz_row);
+      fill_nonzero(space, values.data(), nnz, gs_a_seed);
+      in.Ac = GsCrs<Space>("KokkosSketch::perf::A_crs", int(s.n), int(s.d), int(nnz), values,
+                           row_map, entries);
+    }
+    space.fence();
+    return in;
+  });
+}
+
+template <class Space>
+void bench_gaussian_sketch(benchmark::State& state, const std::string& name, const Space& space,
+                           const GsSize& s) {
+  guarded(state, [&] {
+    auto& in = gs_inputs(space, s);
+    const GaussianSketchOp S(GaussianSketchDist{s.p, s.n}, RNGState(gs_s_seed));
+    ProjectOptions opts;
+    opts.check_finite = false;  // keep the finite check out of the timed region
+    double secs = 0.0;
+    if (s.nnz_row == 0)
+      secs = time_manual(state, name, space, [&] { gaussian_sketch(space, S, in.A, in.Y, opts); });
+    else
+      secs = time_manual(state, name, space, [&] { gaussian_sketch(space, S, in.Ac, in.Y, opts); });
+    const double terms = s.nnz_row == 0 ? double(s.n) * double(s.d) : double(s.n) * double(s.nnz_row);
+    const double a_bytes = terms * (s.nnz_row == 0 ? 4.0 : 8.0);  // values (+ column indices)
+    set_rates(state, secs, a_bytes + double(s.p) * double(s.d) * 4.0, 2.0 * double(s.p) * terms);
+    const double calls = double(state.iterations());
+    if (secs > 0.0) state.counters["Gentries/s"] = double(s.p) * double(s.n) * calls / secs * 1e-9;
+    state.counters["n"] = double(s.n);
+    state.counters["d"] = double(s.d);
+    state.counters["p"] = double(s.p);
+  });
+}
+
+template <class Space>
+void register_gs_space(const Space& space, SizeSet sizes) {
+  const GsPlan plan = make_gs_plan<Space>(sizes);
+  const std::string sp = space.name();
+  for (const GsSize& s : plan.sizes) {
+    std::vector<std::pair<std::string, std::int64_t>> args = {{"n", s.n}, {"d", s.d}, {"p", s.p}};
+    if (s.nnz_row > 0) args.push_back({"nnz_row", s.nnz_row});
+    const std::string name =
+        bench_name(s.nnz_row == 0 ? "gaussian_sketch_dense" : "gaussian_sketch_crs", sp, args);
+    auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
+      bench_gaussian_sketch(st, name, space, s);
+    });
+    bm->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(plan.min_time);
+    if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);
+  }
+}
+
+void register_gaussian_sketch(SizeSet sizes) {
+  for_each_space([&](const auto& space) { register_gs_space(space, sizes); });
+}
+
+KOKKOSSKETCH_PERF_REGISTER(register_gaussian_sketch);
+
+}  // namespace
+}  // namespace Perf
+}  // namespace KokkosSketch
