@@ -2,8 +2,9 @@
 // Perf suite of CountSketch, registered once per enabled execution space:
 //   count_sketch                Y = S A, atomic mode (the dispatched path), A n x d float
 //                               LayoutRight, Y p x d;
-//   count_sketch_generic        (device spaces) the generic TeamPolicy atomic kernel, so a
-//                               backend specialization keeps a benchmark against it;
+//   count_sketch_generic        (spaces other than Serial) the generic TeamPolicy atomic
+//                               kernel, so a backend specialization (CUDA, OpenMP) keeps a
+//                               benchmark against it;
 //   count_sketch_deterministic  deterministic mode (sort by bucket, ordered sums).
 // GB/s counts (n d + p d) * 4 bytes: A read once, Y written once, the traffic floor. The
 // ceiling is copy_bandwidth of the projection suite, in the same run.
@@ -130,7 +131,7 @@ void register_cs_space(const Space& space, SizeSet sizes) {
       int mode;
     };
     std::vector<Entry> entries = {{"count_sketch", 0}, {"count_sketch_deterministic", 1}};
-    if constexpr (!is_host_v<Space>) entries.push_back({"count_sketch_generic", 2});
+    if constexpr (!Impl::is_serial_space_v<Space>) entries.push_back({"count_sketch_generic", 2});
     for (const Entry& e : entries) {
       const std::string name = bench_name(e.bench, sp, args);
       const int mode = e.mode;

@@ -28,4 +28,8 @@ struct CountSketchApply {
 #include <KokkosSketch_Cuda_CountSketch.hpp>
 #endif
 
+#if defined(KOKKOS_ENABLE_OPENMP)
+#include <KokkosSketch_OpenMP_CountSketch.hpp>
+#endif
+
 #endif

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_OpenMP_CountSketch.hpp
+/// \brief OpenMP specialization of the atomic CountSketch Y = S A: per-thread private copies
+/// of Y instead of atomics.
+///
+/// Host float atomics are compare-and-swap loops. Here the rows of A are cut into T
+/// contiguous blocks (T = the instance's concurrency); block t is summed, rows ascending,
+/// into a private p x d slab W(t) with plain additions, then Y(b, c) = sum_t W(t, b, c) in
+/// t order. The result depends on T only (not on scheduling): repeatable for a fixed thread
+/// count. Used when the slabs take at most 256 MiB and n >= 2 T p (enough rows to pay for
+/// zeroing and summing the slabs); otherwise the generic atomic kernel runs.
+#ifndef KOKKOSSKETCH_OPENMP_COUNTSKETCH_HPP
+#define KOKKOSSKETCH_OPENMP_COUNTSKETCH_HPP
+
+#include <KokkosSketch_CountSketchOp.hpp>
+#include <impl/KokkosSketch_CountSketch_impl.hpp>
+
+#include <cstdint>
+
+namespace KokkosSketch {
+namespace Impl {
+
+template <class AView, class YView>
+struct CountSketchApply<Kokkos::OpenMP, AView, YView> {
+  static constexpr const char* path = "openmp";
+
+  static void apply(const Kokkos::OpenMP& space, const CountSketchOp& S, const AView& A,
+                    const YView& Y) {
+    using y_value = typename YView::non_const_value_type;
+    const std::int64_t n = S.cols(), p = S.rows(), d = A.extent(1);
+    const std::int64_t T = space.concurrency();
+    const double bytes = double(T) * double(p) * double(d) * double(sizeof(y_value));
+    if (T <= 1 || bytes > double(std::int64_t(256) << 20) || n < 2 * T * p) {
+      CountSketchAtomicGeneric<Kokkos::OpenMP, AView, YView>::apply(space, S, A, Y);
+      return;
+    }
+    Kokkos::View<y_value***, Kokkos::LayoutRight, Kokkos::HostSpace> W(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                           "KokkosSketch::count_sketch::thread_slabs"),
+        T, p, d);
+    using range_t = Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::IndexType<std::int64_t>>;
+    Kokkos::parallel_for(
+        "KokkosSketch::count_sketch[openmp:slabs]", range_t(space, 0, T),
+        KOKKOS_LAMBDA(std::int64_t t) {
+          for (std::int64_t b = 0; b < p; ++b)
+            for (std::int64_t c = 0; c < d; ++c) W(t, b, c) = y_value(0);
+          const std::int64_t r0 = n * t / T, r1 = n * (t + 1) / T;
+          for (std::int64_t j = r0; j < r1; ++j) {
+            const CountSketchOp::Draw dr = S.draw(j);
+            y_value* const w = &W(t, dr.bucket, 0);
+            if (dr.negative) {
+              for (std::int64_t c = 0; c < d; ++c) w[c] -= y_value(A(j, c));
+            } else {
+              for (std::int64_t c = 0; c < d; ++c) w[c] += y_value(A(j, c));
+            }
+          }
+        });
+    Kokkos::parallel_for(
+        "KokkosSketch::count_sketch[openmp:sum]", range_t(space, 0, p),
+        KOKKOS_LAMBDA(std::int64_t b) {
+          for (std::int64_t c = 0; c < d; ++c) {
+            y_value acc = W(0, b, c);
+            for (std::int64_t t = 1; t < T; ++t) acc += W(t, b, c);
+            Y(b, c) = acc;
+          }
+        });
+  }
+};
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif
