@@ -7,6 +7,8 @@
 #include <KokkosSketch_CountSketch.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketch.hpp>
+#include <KokkosSketch_LeastSquares.hpp>
+#include <KokkosSketch_LeverageScores.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_RNG.hpp>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_DenseLA.hpp
 /// \brief The one internal interface to dense linear algebra that every algorithm uses:
-/// Householder QR, forming Q, triangular solves with R, GEMM.
+/// Householder QR, forming Q, triangular solves with R, GEMM, and the BLAS-1/2 calls of the
+/// iterative solvers (gemv, nrm2, axpby, scal).
 ///
 /// `DenseLA<ExecSpace, Scalar>` is a non-copyable plan object. It holds the execution-space
 /// instance and a backend chosen at compile time by partial specialization of
@@ -21,6 +22,10 @@
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Traits.hpp>
 
+#include <KokkosBlas1_axpby.hpp>
+#include <KokkosBlas1_nrm2.hpp>
+#include <KokkosBlas1_scal.hpp>
+#include <KokkosBlas2_gemv.hpp>
 #include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
 
@@ -59,6 +64,18 @@ inline int to_lapack_int(const char* f, std::int64_t v, const char* what) {
   KOKKOSSKETCH_THROW_IF(v < 0 || v > std::int64_t(INT_MAX), f, what, " = ", v,
                         " does not fit the 32-bit integers of LAPACK/cuSOLVER");
   return int(v);
+}
+
+/// The same data as `v`, typed to run on ExecSpace (Device<ExecSpace, v's memory space>,
+/// unmanaged): KokkosBlas launches its kernels on the execution space of the Views' device
+/// type, which must be the instance's type (Kokkos Kernels 4.x rejects Serial with Views whose
+/// device is the default host space OpenMP).
+template <class ExecSpace, class V>
+Kokkos::View<typename V::data_type, typename V::array_layout,
+             Kokkos::Device<ExecSpace, typename V::memory_space>,
+             Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+on_space(const V& v) {
+  return v;
 }
 
 /// R = upper triangle of the leading n x n block of W (zeros below the diagonal).
@@ -249,6 +266,7 @@ class DenseLA {
   }
 
   /// \brief C = alpha op(A) op(B) + beta C through KokkosBlas::gemm on the plan's instance
+  /// (with beta = 0, C is zeroed first so that NaN in C never propagates)
   /// (Kokkos Kernels 4.2+; older Kokkos Kernels run it on the default instance).
   /// \param [in] transA,transB "N" or "T"
   template <class AView, class BView, class CView>
@@ -257,10 +275,62 @@ class DenseLA {
     static_check_view<ExecSpace, AView, 2, false>();
     static_check_view<ExecSpace, BView, 2, false>();
     static_check_view<ExecSpace, CView, 2, true>();
+    // beta = 0 must not read C (it may hold NaN): some Kokkos Kernels paths compute beta*C.
+    if (beta == Scalar(0)) Kokkos::deep_copy(m_space, C, Scalar(0));
     if constexpr (kokkosblas_takes_space) {
-      KokkosBlas::gemm(m_space, transA, transB, alpha, A, B, beta, C);
+      KokkosBlas::gemm(m_space, transA, transB, alpha, on_space<ExecSpace>(A),
+                       on_space<ExecSpace>(B), beta, on_space<ExecSpace>(C));
     } else {
-      KokkosBlas::gemm(transA, transB, alpha, A, B, beta, C);
+      KokkosBlas::gemm(transA, transB, alpha, on_space<ExecSpace>(A), on_space<ExecSpace>(B),
+                       beta, on_space<ExecSpace>(C));
+    }
+  }
+
+  /// \brief y = alpha op(A) x + beta y through KokkosBlas::gemv on the plan's instance; with
+  /// beta = 0, y is zeroed first so that NaN in y never propagates.
+  /// \param [in] trans "N" or "T"
+  template <class AView, class XView, class YView>
+  void gemv(const char trans[], Scalar alpha, const AView& A, const XView& x, Scalar beta,
+            const YView& y) const {
+    // beta = 0 must not read y (it may hold NaN): Kokkos Kernels 3.4 computes beta*y in
+    // gemv("T") with a LayoutRight A.
+    if (beta == Scalar(0)) Kokkos::deep_copy(m_space, y, Scalar(0));
+    if constexpr (kokkosblas_takes_space) {
+      KokkosBlas::gemv(m_space, trans, alpha, on_space<ExecSpace>(A), on_space<ExecSpace>(x),
+                       beta, on_space<ExecSpace>(y));
+    } else {
+      KokkosBlas::gemv(trans, alpha, on_space<ExecSpace>(A), on_space<ExecSpace>(x), beta,
+                       on_space<ExecSpace>(y));
+    }
+  }
+
+  /// \brief ||x||_2 through KokkosBlas::nrm2 (a host value: waits for the instance).
+  template <class XView>
+  double nrm2(const XView& x) const {
+    if constexpr (kokkosblas_takes_space) {
+      return double(KokkosBlas::nrm2(m_space, on_space<ExecSpace>(x)));
+    } else {
+      return double(KokkosBlas::nrm2(on_space<ExecSpace>(x)));
+    }
+  }
+
+  /// \brief y = a x + b y through KokkosBlas::axpby on the plan's instance.
+  template <class XView, class YView>
+  void axpby(Scalar a, const XView& x, Scalar b, const YView& y) const {
+    if constexpr (kokkosblas_takes_space) {
+      KokkosBlas::axpby(m_space, a, on_space<ExecSpace>(x), b, on_space<ExecSpace>(y));
+    } else {
+      KokkosBlas::axpby(a, on_space<ExecSpace>(x), b, on_space<ExecSpace>(y));
+    }
+  }
+
+  /// \brief r = a x through KokkosBlas::scal on the plan's instance (r may alias x).
+  template <class RView, class XView>
+  void scal(const RView& r, Scalar a, const XView& x) const {
+    if constexpr (kokkosblas_takes_space) {
+      KokkosBlas::scal(m_space, on_space<ExecSpace>(r), a, on_space<ExecSpace>(x));
+    } else {
+      KokkosBlas::scal(on_space<ExecSpace>(r), a, on_space<ExecSpace>(x));
     }
   }
 

@@ -169,6 +169,31 @@ TYPED_TEST(DenseLATest, GemmMatchesHostProduct) {
                                  1e-13, 1e-13, n));
 }
 
+// gemv and gemm with beta = 0 overwrite y / C even when they hold NaN (Kokkos Kernels 3.4
+// computes beta * y in gemv("T") with a LayoutRight A; DenseLA zeroes y first).
+TYPED_TEST(DenseLATest, GemvGemmIgnoreOutputWhenBetaIsZero) {
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  const std::int64_t m = 23, n = 7;
+  const auto a = random_data(m, n, 10), u = random_data(m, 1, 11);
+  auto A = to_view<double, Kokkos::LayoutRight, Space>(a, m, n);
+  auto U = to_view<double, Kokkos::LayoutLeft, Space>(u, m, 1);
+  auto u1 = Kokkos::subview(U, Kokkos::ALL, 0);
+  Kokkos::View<double*, mem> y("y", n);
+  Kokkos::deep_copy(y, std::numeric_limits<double>::quiet_NaN());
+  Impl::DenseLA<Space, double> la(Space{});
+  la.gemv("T", 1.0, A, u1, 0.0, y);
+  auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  std::vector<double> got(n), want = matmul(transpose(a, m, n), u, n, m, 1);
+  for (std::int64_t i = 0; i < n; ++i) got[i] = yh(i);
+  EXPECT_TRUE(TestUtil::allclose(got, want, 1e-13, 1e-13, 1));
+  Kokkos::View<double**, Kokkos::LayoutLeft, mem> C("C", m, m);
+  Kokkos::deep_copy(C, std::numeric_limits<double>::quiet_NaN());
+  la.gemm("N", "T", 1.0, A, A, 0.0, C);
+  EXPECT_TRUE(TestUtil::allclose(TestUtil::to_host(C), matmul(a, transpose(a, m, n), m, n, m),
+                                 1e-13, 1e-13, m));
+}
+
 TYPED_TEST(DenseLATest, RankDeficiencyIsDetected) {
   using Space = TypeParam;
   const std::int64_t m = 100, n = 6;

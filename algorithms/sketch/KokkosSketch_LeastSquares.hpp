@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_LeastSquares.hpp
+/// \brief Overdetermined least squares \f$\min_x \|A x - b\|_2\f$ with sketching:
+/// sketch-and-solve and sketch-and-precondition (Blendenpik/LSRN style, LSQR on A R^{-1}).
+#ifndef KOKKOSSKETCH_LEASTSQUARES_HPP
+#define KOKKOSSKETCH_LEASTSQUARES_HPP
+
+#include <KokkosSketch_CountSketch.hpp>
+#include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_Profiling.hpp>
+#include <KokkosSketch_Project.hpp>
+#include <KokkosSketch_RNG.hpp>
+#include <KokkosSketch_Traits.hpp>
+#include <impl/KokkosSketch_LeastSquares_impl.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+namespace KokkosSketch {
+
+/// \brief Sketching operator of the least-squares solvers.
+enum class LeastSquaresSketch {
+  /// Gaussian k x n operator with N(0, 1/k) entries (LSRN): O(d) rows suffice, 2 k n d flops.
+  gaussian,
+  /// CountSketch (Clarkson & Woodruff 2013): O(n d) work, needs O(d^2) rows.
+  count_sketch
+};
+
+/// \brief Options of sketch_and_solve and sketch_and_precondition.
+struct LeastSquaresOptions {
+  /// Kind of the sketch S.
+  LeastSquaresSketch sketch = LeastSquaresSketch::gaussian;
+  /// Rows k of S (k > d). 0 selects, for a Gaussian S, max(10 (d + 1), d + 33) in
+  /// sketch_and_solve and max(4 d, d + 33) in sketch_and_precondition; for a CountSketch,
+  /// max(4 (d + 1)^2, d + 33) and max(2 d^2, d + 33).
+  std::int64_t sketch_rows = 0;
+  /// LSQR stopping tolerance (atol = btol of Paige & Saunders); 0 selects 10 eps of the
+  /// Scalar type.
+  double tolerance = 0.0;
+  /// LSQR iteration limit; 0 selects 100.
+  int max_iterations = 0;
+};
+
+/// \brief What a least-squares call reports.
+struct LeastSquaresResult {
+  int iterations = 0;          ///< LSQR iterations (0 for sketch_and_solve)
+  double residual_norm = 0.0;  ///< \f$\|A x - b\|_2\f$ of the returned x, computed at the end
+  bool converged = true;       ///< false when LSQR stopped at max_iterations
+};
+
+namespace Impl {
+
+template <class ExecSpace, class AView, class BView, class XView>
+constexpr void static_check_lsq() {
+  static_check_view<ExecSpace, AView, 2, false>();
+  static_check_view<ExecSpace, BView, 1, false>();
+  static_check_view<ExecSpace, XView, 1, true>();
+  using scalar_t = typename AView::non_const_value_type;
+  static_assert(std::is_same<scalar_t, float>::value || std::is_same<scalar_t, double>::value,
+                "KokkosSketch: A must hold float or double");
+  static_assert(std::is_same<typename BView::non_const_value_type, scalar_t>::value &&
+                    std::is_same<typename XView::non_const_value_type, scalar_t>::value,
+                "KokkosSketch: A, b and x must hold the same scalar type");
+}
+
+template <class AView, class BView, class XView>
+void check_lsq_args(const char* f, const AView& A, const BView& b, const XView& x) {
+  const std::int64_t n = A.extent(0), d = A.extent(1);
+  KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, f, "A is empty (", n, " x ", d, ")");
+  KOKKOSSKETCH_THROW_IF(d > n, f, "A is ", n, " x ", d,
+                        "; least squares needs an overdetermined system (d <= n)");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(b.extent(0)) != n, f, "b has ", b.extent(0),
+                        " entries but A has ", n, " rows");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(x.extent(0)) != d, f, "x has ", x.extent(0),
+                        " entries but A has ", d, " columns");
+}
+
+/// What both solvers share: W = S [A, b] (k x (d + 1)), its QR, the rank check on the
+/// leading d columns; R (d x d) and z = (Q^T S b)(0 : d), so that R^{-1} z solves the
+/// sketched problem.
+template <class ExecSpace, class Scalar>
+struct SketchedQR {
+  using la_t = DenseLA<ExecSpace, Scalar>;
+  typename la_t::matrix_type R;
+  typename la_t::vector_type z;
+
+  template <class AView, class BView>
+  SketchedQR(const char* f, la_t& la, const AView& A, const BView& b, const RNGState& state,
+             LeastSquaresSketch kind, std::int64_t k) {
+    using mem_t = typename ExecSpace::memory_space;
+    const ExecSpace& space = la.space();
+    const std::int64_t n = A.extent(0), d = A.extent(1);
+    KOKKOSSKETCH_THROW_IF(k <= d, f, "sketch_rows = ", k, " must exceed d = ", d,
+                          " (S A must have full column rank)");
+    Kokkos::View<Scalar**, Kokkos::LayoutLeft, mem_t> W(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::SAb"), k,
+        d + 1);
+    Kokkos::View<Scalar**, Kokkos::LayoutLeft, mem_t> b2(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::b"), n, 1);
+    set_column(space, b, b2, 0);
+    auto WA = Kokkos::subview(W, Kokkos::ALL, std::make_pair(std::int64_t(0), d));
+    auto Wb = Kokkos::subview(W, Kokkos::ALL, std::make_pair(d, d + 1));
+    if (kind == LeastSquaresSketch::gaussian) {
+      const DenseOp S(DenseDist{k, n, DenseEntries::gaussian, Scaling::isometric}, state);
+      dense_project(space, S, A, WA, ProjectOptions{false});
+      dense_project(space, S, b2, Wb, ProjectOptions{false});
+    } else {
+      const CountSketchOp S(CountSketchDist{k, n}, state);
+      CountSketchOptions copts;
+      copts.deterministic = true;
+      copts.check_finite = false;
+      count_sketch(space, S, A, WA, copts);
+      count_sketch(space, S, b2, Wb, copts);
+    }
+    const auto Raug = la.qr(W);
+    la.check_full_rank(f, Raug, k, d);
+    R = typename la_t::matrix_type(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::R"), d, d);
+    extract_upper(space, Raug, R);
+    z = typename la_t::vector_type(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::z"), d);
+    copy_column(space, Raug, d, z);
+  }
+};
+
+/// A contiguous vector as a d x 1 LayoutLeft matrix (for trsm).
+template <class V>
+Kokkos::View<typename V::value_type**, Kokkos::LayoutLeft, typename V::memory_space,
+             Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+as_column(const V& v) {
+  return Kokkos::View<typename V::value_type**, Kokkos::LayoutLeft, typename V::memory_space,
+                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), v.extent(0), 1);
+}
+
+/// ||b - A x||_2 (waits for the instance).
+template <class LA, class AView, class BView, class XView>
+double residual_norm(const LA& la, const AView& A, const BView& b, const XView& x) {
+  using scalar_t = typename AView::non_const_value_type;
+  Kokkos::View<scalar_t*, typename LA::memory_space> r(
+      Kokkos::view_alloc(la.space(), Kokkos::WithoutInitializing, "KokkosSketch::lsq::r"),
+      A.extent(0));
+  Kokkos::deep_copy(la.space(), r, b);
+  la.gemv("N", scalar_t(-1), A, x, scalar_t(1), r);
+  return la.nrm2(r);
+}
+
+inline std::int64_t default_lsq_rows(LeastSquaresSketch kind, bool precondition,
+                                     std::int64_t d) {
+  std::int64_t k;
+  if (kind == LeastSquaresSketch::gaussian)
+    k = precondition ? 4 * d : 10 * (d + 1);
+  else
+    k = precondition ? 2 * d * d : 4 * (d + 1) * (d + 1);
+  return k > d + 33 ? k : d + 33;
+}
+
+}  // namespace Impl
+
+/// \brief Sketch-and-solve: x = argmin \f$\|S (A x - b)\|_2\f$, from the QR of
+/// \f$S [A, b]\f$ (Sarlós 2006; Woodruff 2014, Thm 23).
+///
+/// If S is a \f$(1 \pm \epsilon)\f$ subspace embedding of range([A, b]), the returned x has
+/// \f$\|A x - b\|_2 \le \frac{1+\epsilon}{1-\epsilon} \min_y \|A y - b\|_2\f$. For a Gaussian
+/// S with k rows, \f$\mathbb{E}\|A x - b\|^2 = (1 + d/(k - d - 1)) \min\|A y - b\|^2\f$.
+/// The accuracy of x is that of the sketch, not of a backward-stable solver; use
+/// sketch_and_precondition for a full-accuracy solution.
+///
+/// \tparam ExecSpace execution space; every View must be accessible from it
+/// \param [in] space instance the work runs on; the call waits for it (rank check, residual)
+/// \param [in] A n x d View (d < n), any layout, float or double, full column rank
+/// \param [in] b n entries
+/// \param [out] x d entries, the sketched solution
+/// \param [in] state RNG state of S
+/// \param [in] opts sketch kind and rows (LeastSquaresOptions)
+/// \return iterations = 0, residual_norm = \f$\|A x - b\|_2\f$
+/// \throws Error on empty or wide A, mismatched b or x, sketch_rows <= d, a rank-deficient
+///   S A, or NaN/Inf in A or b (NaN/Inf diagonal of R, or a non-finite residual)
+///
+/// Cost: the sketch (2 k n d flops Gaussian, n d CountSketch), 2 k d^2 for the QR,
+/// 2 n d for the residual.
+template <class ExecSpace, class AView, class BView, class XView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+LeastSquaresResult sketch_and_solve(const ExecSpace& space, const AView& A, const BView& b,
+                                    const XView& x, const RNGState& state,
+                                    const LeastSquaresOptions& opts = {}) {
+  Impl::static_check_lsq<ExecSpace, AView, BView, XView>();
+  using scalar_t = typename AView::non_const_value_type;
+  using la_t = Impl::DenseLA<ExecSpace, scalar_t>;
+  Impl::ScopedRegion region(std::string("sketch_and_solve[") + la_t::path + "]");
+  const char* f = "sketch_and_solve";
+  Impl::check_lsq_args(f, A, b, x);
+  const std::int64_t d = A.extent(1);
+  const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
+                                               : Impl::default_lsq_rows(opts.sketch, false, d);
+  la_t la(space);
+  Impl::SketchedQR<ExecSpace, scalar_t> sq(f, la, A, b, state, opts.sketch, k);
+  la.trsm(Impl::Side::left, Impl::Trans::none, sq.R, Impl::as_column(sq.z));
+  Kokkos::deep_copy(space, x, sq.z);
+  LeastSquaresResult res;
+  res.residual_norm = Impl::residual_norm(la, A, b, x);
+  KOKKOSSKETCH_THROW_IF(!std::isfinite(res.residual_norm), f,
+                        "the residual is NaN or Inf: A or b holds NaN/Inf, or it overflowed");
+  return res;
+}
+
+/// \brief sketch_and_solve on the default instance of A's execution space.
+/// \throws Error as the overload with an execution space instance
+template <class AView, class BView, class XView>
+LeastSquaresResult sketch_and_solve(const AView& A, const BView& b, const XView& x,
+                                    const RNGState& state,
+                                    const LeastSquaresOptions& opts = {}) {
+  return sketch_and_solve(typename AView::execution_space{}, A, b, x, state, opts);
+}
+
+/// \brief Sketch-and-precondition: R from the QR of S A, then LSQR on
+/// \f$\min_y \|A R^{-1} y - b\|_2\f$ started at the sketch-and-solve solution, and
+/// \f$x = R^{-1} y\f$ (Rokhlin & Tygert 2008; Blendenpik, Avron, Maymounkov & Toledo 2010;
+/// LSRN, Meng, Saunders & Mahoney 2014; LSQR, Paige & Saunders 1982).
+///
+/// With a Gaussian S of k rows, \f$A R^{-1}\f$ has condition number about
+/// \f$(1 + \sqrt{d/k}) / (1 - \sqrt{d/k})\f$ (3 for k = 4 d) whatever the conditioning of A,
+/// so LSQR converges at a rate independent of A: about
+/// \f$\log(\mathrm{tol}) / \log((\kappa - 1)/(\kappa + 1))\f$ iterations. Each iteration
+/// applies \f$A R^{-1}\f$ and \f$R^{-T} A^\top\f$ (two triangular solves, two GEMVs).
+/// LSQR stops when \f$\|r\| \le \mathrm{tol}\,(\|b\| + \|A R^{-1}\|\,\|y\|)\f$ (compatible
+/// systems) or \f$\|(A R^{-1})^\top r\| \le \mathrm{tol}\,\|A R^{-1}\|\,\|r\|\f$ (Paige &
+/// Saunders' tests 1 and 2 with atol = btol = tol and their estimate of the norm).
+///
+/// \tparam ExecSpace execution space; every View must be accessible from it
+/// \param [in] space instance the work runs on; every iteration waits for it (the norms
+///   are host values)
+/// \param [in] A n x d View (d < n), any layout, float or double, full column rank
+/// \param [in] b n entries
+/// \param [out] x d entries, the solution
+/// \param [in] state RNG state of S
+/// \param [in] opts sketch kind and rows, tolerance, iteration limit
+/// \return LSQR iterations, \f$\|A x - b\|_2\f$ of the returned x, and whether a stopping
+///   test was met before max_iterations
+/// \throws Error on empty or wide A, mismatched b or x, sketch_rows <= d, a negative
+///   tolerance or iteration limit, NaN/Inf, or a rank-deficient S A
+///
+/// Cost: the sketch and QR as in sketch_and_solve (with k about 4 d), then per iteration
+/// 4 n d + 2 d^2 flops and 4 host synchronizations.
+template <class ExecSpace, class AView, class BView, class XView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& A,
+                                           const BView& b, const XView& x,
+                                           const RNGState& state,
+                                           const LeastSquaresOptions& opts = {}) {
+  Impl::static_check_lsq<ExecSpace, AView, BView, XView>();
+  using scalar_t = typename AView::non_const_value_type;
+  using la_t = Impl::DenseLA<ExecSpace, scalar_t>;
+  using vec_t = typename la_t::vector_type;
+  Impl::ScopedRegion region(std::string("sketch_and_precondition[") + la_t::path + "]");
+  const char* f = "sketch_and_precondition";
+  Impl::check_lsq_args(f, A, b, x);
+  KOKKOSSKETCH_THROW_IF(opts.tolerance < 0 || !(opts.tolerance < 1), f, "tolerance = ",
+                        opts.tolerance, " must lie in [0, 1)");
+  KOKKOSSKETCH_THROW_IF(opts.max_iterations < 0, f, "max_iterations = ", opts.max_iterations,
+                        " is negative");
+  const std::int64_t n = A.extent(0), d = A.extent(1);
+  const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
+                                               : Impl::default_lsq_rows(opts.sketch, true, d);
+  const double tol =
+      opts.tolerance > 0 ? opts.tolerance : 10.0 * double(std::numeric_limits<scalar_t>::epsilon());
+  const int max_it = opts.max_iterations > 0 ? opts.max_iterations : 100;
+
+  la_t la(space);
+  Impl::SketchedQR<ExecSpace, scalar_t> sq(f, la, A, b, state, opts.sketch, k);
+  const auto& R = sq.R;
+  auto alloc = [&](const char* label, std::int64_t len) {
+    return vec_t(Kokkos::view_alloc(space, std::string(label)), len);  // zeroed
+  };
+  vec_t y = sq.z;  // y0: the sketch-and-solve solution R x0
+  vec_t u = alloc("KokkosSketch::lsq::u", n), v = alloc("KokkosSketch::lsq::v", d),
+        w = alloc("KokkosSketch::lsq::w", d), t = alloc("KokkosSketch::lsq::t", d);
+  const scalar_t one(1), zero(0);
+  // out = A R^{-1} in (in is not modified).
+  auto apply_M = [&](const vec_t& in, const vec_t& out) {
+    Kokkos::deep_copy(space, t, in);
+    la.trsm(Impl::Side::left, Impl::Trans::none, R, Impl::as_column(t));
+    la.gemv("N", one, A, t, zero, out);
+  };
+  // out = R^{-T} A^T in.
+  auto apply_MT = [&](const vec_t& in, const vec_t& out) {
+    la.gemv("T", one, A, in, zero, out);
+    la.trsm(Impl::Side::left, Impl::Trans::transpose, R, Impl::as_column(out));
+  };
+
+  // LSQR (Paige & Saunders 1982, Sec. 4) on the correction: min ||M dy - r0||, r0 = b - M y0.
+  LeastSquaresResult res;
+  res.converged = false;
+  const double bnorm = la.nrm2(b);
+  apply_M(y, u);
+  la.axpby(one, b, -one, u);  // u = b - M y0
+  double beta = la.nrm2(u);
+  double alpha = 0;
+  if (beta > 0) {
+    la.scal(u, scalar_t(1 / beta), u);
+    apply_MT(u, v);
+    alpha = la.nrm2(v);
+  }
+  if (beta == 0 || alpha == 0) {
+    res.converged = true;  // y0 already solves the problem (r0 = 0 or M^T r0 = 0)
+  } else {
+    la.scal(v, scalar_t(1 / alpha), v);
+    Kokkos::deep_copy(space, w, v);
+    double phibar = beta, rhobar = alpha, anorm2 = 0;
+    vec_t Mv = alloc("KokkosSketch::lsq::Mv", n);
+    for (int it = 1; it <= max_it; ++it) {
+      // Bidiagonalization: beta u = M v - alpha u, alpha v = M^T u - beta v.
+      apply_M(v, Mv);
+      la.axpby(one, Mv, scalar_t(-alpha), u);
+      beta = la.nrm2(u);
+      if (beta > 0) la.scal(u, scalar_t(1 / beta), u);
+      anorm2 += alpha * alpha + beta * beta;
+      apply_MT(u, t);
+      la.axpby(one, t, scalar_t(-beta), v);
+      alpha = la.nrm2(v);
+      if (alpha > 0) la.scal(v, scalar_t(1 / alpha), v);
+      // Plane rotation eliminating beta.
+      const double rho = std::sqrt(rhobar * rhobar + beta * beta);
+      const double c = rhobar / rho, s = beta / rho;
+      const double theta = s * alpha, phi = c * phibar;
+      rhobar = -c * alpha;
+      phibar = s * phibar;
+      // y += (phi / rho) w; w = v - (theta / rho) w.
+      la.axpby(scalar_t(phi / rho), w, one, y);
+      la.axpby(one, v, scalar_t(-theta / rho), w);
+      res.iterations = it;
+      const double anorm = std::sqrt(anorm2), rnorm = phibar;
+      const double arnorm = phibar * alpha * std::abs(c);
+      const double ynorm = la.nrm2(y);
+      if (rnorm <= tol * bnorm + tol * anorm * ynorm || arnorm <= tol * anorm * rnorm ||
+          alpha == 0) {
+        res.converged = true;
+        break;
+      }
+    }
+  }
+  // x = R^{-1} y.
+  la.trsm(Impl::Side::left, Impl::Trans::none, R, Impl::as_column(y));
+  Kokkos::deep_copy(space, x, y);
+  res.residual_norm = Impl::residual_norm(la, A, b, x);
+  KOKKOSSKETCH_THROW_IF(!std::isfinite(res.residual_norm), f,
+                        "the residual is NaN or Inf: A or b holds NaN/Inf, or it overflowed");
+  return res;
+}
+
+/// \brief sketch_and_precondition on the default instance of A's execution space.
+/// \throws Error as the overload with an execution space instance
+template <class AView, class BView, class XView>
+LeastSquaresResult sketch_and_precondition(const AView& A, const BView& b, const XView& x,
+                                           const RNGState& state,
+                                           const LeastSquaresOptions& opts = {}) {
+  return sketch_and_precondition(typename AView::execution_space{}, A, b, x, state, opts);
+}
+
+}  // namespace KokkosSketch
+
+#endif

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_LeverageScores.hpp
+/// \brief Statistical leverage scores (exact and fast approximate) and leverage-score row
+/// sampling.
+///
+/// The leverage score of row i of a full-column-rank A (n x d) is
+/// \f$\ell_i = \|e_i^\top U\|_2^2\f$ for any orthonormal basis U of range(A); the scores
+/// lie in [0, 1] and sum to d. Sampling rows with probabilities proportional to them gives a
+/// subspace embedding with O(d log d / eps^2) rows (Drineas, Mahoney & Muthukrishnan 2006;
+/// Woodruff 2014, Thm 17).
+#ifndef KOKKOSSKETCH_LEVERAGESCORES_HPP
+#define KOKKOSSKETCH_LEVERAGESCORES_HPP
+
+#include <KokkosSketch_CountSketch.hpp>
+#include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_Profiling.hpp>
+#include <KokkosSketch_Project.hpp>
+#include <KokkosSketch_RNG.hpp>
+#include <KokkosSketch_Traits.hpp>
+#include <impl/KokkosSketch_LeverageScores_impl.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace KokkosSketch {
+
+/// \brief First sketch of approx_leverage_scores.
+enum class LeverageSketch {
+  /// CountSketch (Clarkson & Woodruff 2013), as in the seed algorithm: O(n d) work,
+  /// deterministic summation (same result on every backend); needs O(d^2) rows.
+  count_sketch,
+  /// Gaussian operator with N(0, 1/k1) entries: O(k1 n d) work, O(d) rows suffice.
+  gaussian
+};
+
+/// \brief Options of approx_leverage_scores.
+struct LeverageScoreOptions {
+  /// Kind of the first sketch S.
+  LeverageSketch sketch = LeverageSketch::count_sketch;
+  /// Rows k1 of the first sketch S; S A must have full column rank, so k1 >= d. 0 selects
+  /// max(d + 32, min(4 d^2, n)) for a CountSketch and max(d + 32, 8 d) for a Gaussian S.
+  std::int64_t sketch_rows = 0;
+  /// Columns k2 of the Johnson-Lindenstrauss matrix G (d x k2, N(0, 1/k2) entries);
+  /// 0 selects max(16, ceil(8 ln n)).
+  std::int64_t jl_columns = 0;
+};
+
+namespace Impl {
+
+template <class ExecSpace, class AView, class SView>
+constexpr void static_check_scores() {
+  static_check_view<ExecSpace, AView, 2, false>();
+  static_check_view<ExecSpace, SView, 1, true>();
+  using scalar_t = typename AView::non_const_value_type;
+  static_assert(std::is_same<scalar_t, float>::value || std::is_same<scalar_t, double>::value,
+                "KokkosSketch: A must hold float or double");
+  static_assert(std::is_floating_point<typename SView::non_const_value_type>::value,
+                "KokkosSketch: scores must hold float or double");
+}
+
+template <class AView, class SView>
+void check_scores_args(const char* f, const AView& A, const SView& scores) {
+  const std::int64_t n = A.extent(0), d = A.extent(1);
+  KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, f, "A is empty (", n, " x ", d, ")");
+  KOKKOSSKETCH_THROW_IF(d > n, f, "A is ", n, " x ", d,
+                        "; leverage scores need a tall matrix (d <= n)");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(scores.extent(0)) != n, f, "scores has ",
+                        scores.extent(0), " entries but A has ", n, " rows");
+}
+
+}  // namespace Impl
+
+/// \brief Exact leverage scores: squared row norms of Q in the thin QR A = Q R.
+///
+/// \tparam ExecSpace execution space; A and scores must be accessible from it
+/// \param [in] space instance the work runs on; the call waits for it (rank check)
+/// \param [in] A n x d View (d <= n), any layout, float or double, full column rank
+/// \param [out] scores n entries; scores(i) = \f$\|e_i^\top Q\|_2^2\f$
+/// \throws Error on empty or wide A, a mismatched scores length, NaN/Inf, or a
+///   rank-deficient A (|R_ii| <= max(n, d) eps max_j |R_jj|)
+///
+/// Cost: 4 n d^2 flops (Householder QR and forming Q), n d extra memory.
+template <class ExecSpace, class AView, class SView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+void exact_leverage_scores(const ExecSpace& space, const AView& A, const SView& scores) {
+  Impl::static_check_scores<ExecSpace, AView, SView>();
+  using scalar_t = typename AView::non_const_value_type;
+  using la_t = Impl::DenseLA<ExecSpace, scalar_t>;
+  Impl::ScopedRegion region(std::string("exact_leverage_scores[") + la_t::path + "]");
+  const char* f = "exact_leverage_scores";
+  Impl::check_scores_args(f, A, scores);
+  la_t la(space);
+  typename la_t::matrix_type Q;
+  const auto R = la.qr(A, &Q);
+  la.check_full_rank(f, R, A.extent(0));
+  Impl::row_squared_norms(space, Q, scores);
+}
+
+/// \brief exact_leverage_scores on the default instance of A's execution space.
+/// \param [in] A n x d View (d <= n), full column rank
+/// \param [out] scores n entries
+/// \throws Error as the overload with an execution space instance
+template <class AView, class SView>
+void exact_leverage_scores(const AView& A, const SView& scores) {
+  exact_leverage_scores(typename AView::execution_space{}, A, scores);
+}
+
+/// \brief Fast approximate leverage scores (Drineas, Magdon-Ismail, Mahoney & Woodruff 2012,
+/// Alg. 1; the seed's pipeline).
+///
+/// 1. Y = S A with S a k1 x n CountSketch (default) or Gaussian operator (N(0, 1/k1)
+///    entries), generated from `state`, never stored;
+/// 2. R from the QR of Y: if S is a subspace embedding with distortion \f$\epsilon\f$,
+///    A R^{-1} has singular values in \f$[1/(1+\epsilon), 1/(1-\epsilon)]\f$;
+/// 3. X = R^{-1} G by a triangular solve (no inverse formed), G a d x k2 Gaussian operator
+///    with N(0, 1/k2) entries (Johnson-Lindenstrauss);
+/// 4. scores(i) = \f$\|e_i^\top A X\|_2^2\f$ with A X from KokkosBlas::gemm.
+/// Each score is then within a constant factor of the exact one with high probability
+/// (the factor \f$(1\pm\epsilon)^{\mp 2}\f$ of step 2 times the JL distortion of step 3).
+///
+/// \tparam ExecSpace execution space; A and scores must be accessible from it
+/// \param [in] space instance the work runs on; the call waits for it (rank check)
+/// \param [in] A n x d View (d <= n), any layout, float or double, full column rank
+/// \param [out] scores n entries, approximate leverage scores (their sum is about d)
+/// \param [in] state RNG state; S uses it, G the state after S (S.next_state())
+/// \param [in] opts first sketch and sketch sizes, see LeverageScoreOptions
+/// \return the first RNG state this call did not use
+/// \throws Error on empty or wide A, a mismatched scores length, sketch_rows < d,
+///   jl_columns < 0, NaN/Inf, or a rank-deficient S A
+///
+/// Cost: n d (CountSketch) or 2 k1 n d (Gaussian) for step 1, 2 k1 d^2 (QR), d^2 k2 (solve)
+/// and 2 n d k2 (A X) flops; k1 d + n k2 extra memory.
+template <class ExecSpace, class AView, class SView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SView& scores,
+                                const RNGState& state, const LeverageScoreOptions& opts = {}) {
+  Impl::static_check_scores<ExecSpace, AView, SView>();
+  using scalar_t = typename AView::non_const_value_type;
+  using la_t = Impl::DenseLA<ExecSpace, scalar_t>;
+  using mem_t = typename ExecSpace::memory_space;
+  Impl::ScopedRegion region(std::string("approx_leverage_scores[") + la_t::path + "]");
+  const char* f = "approx_leverage_scores";
+  Impl::check_scores_args(f, A, scores);
+  const std::int64_t n = A.extent(0), d = A.extent(1);
+  const bool gaussian = opts.sketch == LeverageSketch::gaussian;
+  std::int64_t k1 = opts.sketch_rows;
+  if (k1 == 0) {
+    const std::int64_t d2 = d < (std::int64_t(1) << 31) ? 4 * d * d : n;
+    k1 = gaussian ? 8 * d : (d2 < n ? d2 : n);
+    k1 = k1 > d + 32 ? k1 : d + 32;
+  }
+  KOKKOSSKETCH_THROW_IF(k1 < d, f, "sketch_rows = ", opts.sketch_rows,
+                        " is smaller than d = ", d, " (S A must have full column rank)");
+  KOKKOSSKETCH_THROW_IF(opts.jl_columns < 0, f, "jl_columns = ", opts.jl_columns,
+                        " is negative");
+  std::int64_t k2 = opts.jl_columns;
+  if (k2 == 0) {
+    k2 = std::int64_t(std::ceil(8.0 * std::log(double(n))));
+    k2 = k2 < 16 ? 16 : k2;
+  }
+
+  // 1. Y = S A (CountSketch, or Gaussian with isometric scaling).
+  Kokkos::View<scalar_t**, Kokkos::LayoutLeft, mem_t> Y(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::SA"), k1,
+      d);
+  RNGState g_state;
+  if (gaussian) {
+    const DenseOp S(DenseDist{k1, n, DenseEntries::gaussian, Scaling::isometric}, state);
+    dense_project(space, S, A, Y, ProjectOptions{false});
+    g_state = S.next_state();
+  } else {
+    const CountSketchOp S(CountSketchDist{k1, n}, state);
+    CountSketchOptions copts;
+    copts.deterministic = true;
+    copts.check_finite = false;
+    count_sketch(space, S, A, Y, copts);
+    g_state = S.next_state();
+  }
+
+  // 2. R from the QR of S A.
+  la_t la(space);
+  const auto R = la.qr(Y);
+  la.check_full_rank(f, R, k1);
+
+  // 3. X^T = G^T R^{-T}: G^T (k2 x d, LayoutRight) is G (d x k2) column-major.
+  const DenseOp G(DenseDist{k2, d, DenseEntries::gaussian, Scaling::isometric}, g_state);
+  auto XT = materialize<scalar_t>(space, G);
+  la.trsm(Impl::Side::right, Impl::Trans::transpose, R, XT);
+
+  // 4. scores = squared row norms of A X = A (X^T)^T.
+  Kokkos::View<scalar_t**, Kokkos::LayoutLeft, mem_t> AX(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::AX"), n,
+      k2);
+  la.gemm("N", "T", scalar_t(1), A, XT, scalar_t(0), AX);
+  Impl::row_squared_norms(space, AX, scores);
+  return G.next_state();
+}
+
+/// \brief approx_leverage_scores on the default instance of A's execution space.
+/// \param [in] A n x d View (d <= n), full column rank
+/// \param [out] scores n entries
+/// \param [in] state RNG state
+/// \param [in] opts sketch sizes
+/// \return the first RNG state the call did not use
+/// \throws Error as the overload with an execution space instance
+template <class AView, class SView>
+RNGState approx_leverage_scores(const AView& A, const SView& scores, const RNGState& state,
+                                const LeverageScoreOptions& opts = {}) {
+  return approx_leverage_scores(typename AView::execution_space{}, A, scores, state, opts);
+}
+
+/// \brief Sampling probabilities \f$\pi_i = s_i / \sum_j s_j\f$ of nonnegative scores.
+/// \param [in] space instance the work runs on; the call waits for it (the sum)
+/// \param [in] scores n nonnegative finite scores, not all zero
+/// \param [out] probs n entries, the probabilities (sum 1 up to rounding)
+/// \return \f$\sum_j s_j\f$, accumulated in double
+/// \throws Error on mismatched lengths, negative/NaN/Inf scores, or all scores zero
+template <class ExecSpace, class SView, class PView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+double sampling_probabilities(const ExecSpace& space, const SView& scores, const PView& probs) {
+  Impl::static_check_view<ExecSpace, SView, 1, false>();
+  Impl::static_check_view<ExecSpace, PView, 1, true>();
+  Impl::ScopedRegion region("sampling_probabilities");
+  const char* f = "sampling_probabilities";
+  const std::int64_t n = scores.extent(0);
+  KOKKOSSKETCH_THROW_IF(n == 0, f, "scores is empty");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(probs.extent(0)) != n, f, "probs has ", probs.extent(0),
+                        " entries but scores has ", n);
+  const std::int64_t bad = Impl::count_bad_scores(space, scores);
+  KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
+  double total = 0;
+  Kokkos::parallel_reduce(
+      "KokkosSketch::sampling_probabilities[sum]",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
+      Impl::SumScores<SView>{scores}, total);
+  KOKKOSSKETCH_THROW_IF(!(total > 0), f, "all scores are zero");
+  Impl::probabilities(space, scores, total, probs);
+  return total;
+}
+
+/// \brief Leverage-score sampling sketch: p rows of A drawn with replacement with
+/// probabilities \f$\pi_i = s_i / \sum_j s_j\f$ and rescaled by
+/// \f$1/\sqrt{p\,\pi_i}\f$, so that \f$\mathbb{E}\,[(SA)^\top SA] = A^\top A\f$.
+///
+/// Draw j takes u uniform in (0, 1] from Philox(state.counter + (j, 0)) and returns the
+/// smallest row i with \f$\sum_{l \le i} s_l \ge u \sum_l s_l\f$ (inverse CDF by binary
+/// search over an inclusive scan of the scores, in double): a pure function of the state,
+/// identical on every backend up to rounding of the scan.
+///
+/// \tparam ExecSpace execution space; all Views must be accessible from it
+/// \param [in] space instance the work runs on; the call waits for it (score checks and
+///   the total)
+/// \param [in] A n x d View, any layout
+/// \param [in] scores n nonnegative scores, not all zero (e.g. from
+///   approx_leverage_scores or exact_leverage_scores)
+/// \param [in] state RNG state; the draws use counter row 0 (words 2, 3) from it
+/// \param [out] rows p sampled row indices (integer View)
+/// \param [out] weights p rescaling factors \f$1/\sqrt{p\,\pi_{\mathrm{rows}(j)}}\f$
+/// \param [out] SA p x d sketch, SA(j, :) = weights(j) A(rows(j), :)
+/// \return the first RNG state this call did not use (counter words 2, 3 advanced by 1)
+/// \throws Error on p < d, mismatched extents, negative/NaN/Inf scores or all zero
+///
+/// Cost: O(n) for the scan, O(p log n) for the draws, p d for the gather.
+template <class ExecSpace, class AView, class SView, class IView, class WView, class YView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& scores,
+                           const RNGState& state, const IView& rows, const WView& weights,
+                           const YView& SA) {
+  Impl::static_check_view<ExecSpace, AView, 2, false>();
+  Impl::static_check_view<ExecSpace, SView, 1, false>();
+  Impl::static_check_view<ExecSpace, IView, 1, true>();
+  Impl::static_check_view<ExecSpace, WView, 1, true>();
+  Impl::static_check_view<ExecSpace, YView, 2, true>();
+  static_assert(std::is_integral<typename IView::non_const_value_type>::value,
+                "KokkosSketch: rows must hold integers");
+  Impl::ScopedRegion region("leverage_sampling");
+  const char* f = "leverage_sampling";
+  const std::int64_t n = A.extent(0), d = A.extent(1), p = SA.extent(0);
+  KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, f, "A is empty (", n, " x ", d, ")");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(scores.extent(0)) != n, f, "scores has ",
+                        scores.extent(0), " entries but A has ", n, " rows");
+  KOKKOSSKETCH_THROW_IF(p < d, f, "p = ", p, " sampled rows is smaller than d = ", d,
+                        " (the sketch S A would be rank-deficient)");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(SA.extent(1)) != d, f, "SA is ", SA.extent(0), " x ",
+                        SA.extent(1), " but A has ", d, " columns");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(rows.extent(0)) != p || std::int64_t(weights.extent(0)) != p,
+                        f, "rows has ", rows.extent(0), " and weights ", weights.extent(0),
+                        " entries, both must equal p = SA.extent(0) = ", p);
+  const std::int64_t bad = Impl::count_bad_scores(space, scores);
+  KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
+  Kokkos::View<double*, typename ExecSpace::memory_space> cdf(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::cdf"),
+      n + 1);
+  const double total = Impl::cumulative_scores(space, scores, cdf);
+  KOKKOSSKETCH_THROW_IF(!(total > 0), f, "all scores are zero");
+  Impl::sample_rows(space, scores, cdf, total, state, rows, weights);
+  Impl::gather_rows(space, A, rows, weights, SA);
+  return RNGState(state.key, Impl::offset_counter(state.counter, 0, 1));
+}
+
+/// \brief leverage_sampling on the default instance of A's execution space.
+/// \throws Error as the overload with an execution space instance
+template <class AView, class SView, class IView, class WView, class YView>
+RNGState leverage_sampling(const AView& A, const SView& scores, const RNGState& state,
+                           const IView& rows, const WView& weights, const YView& SA) {
+  return leverage_sampling(typename AView::execution_space{}, A, scores, state, rows, weights,
+                           SA);
+}
+
+/// \brief The leverage-score sampling sketch of the seed algorithm in one call:
+/// approx_leverage_scores(A, state, opts), then leverage_sampling with the state it returns.
+/// \param [in] space instance the work runs on; the call waits for it
+/// \param [in] A n x d View (d <= n), full column rank
+/// \param [in] state RNG state of the whole call
+/// \param [out] rows p sampled row indices
+/// \param [out] weights p rescaling factors
+/// \param [out] SA p x d sketch
+/// \param [in] opts sketch sizes of the score approximation
+/// \return the first RNG state this call did not use
+/// \throws Error as approx_leverage_scores and leverage_sampling
+template <class ExecSpace, class AView, class IView, class WView, class YView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+RNGState leverage_score_sketch(const ExecSpace& space, const AView& A, const RNGState& state,
+                               const IView& rows, const WView& weights, const YView& SA,
+                               const LeverageScoreOptions& opts = {}) {
+  Impl::ScopedRegion region("leverage_score_sketch");
+  Kokkos::View<double*, typename ExecSpace::memory_space> scores(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::scores"),
+      A.extent(0));
+  const RNGState next = approx_leverage_scores(space, A, scores, state, opts);
+  return leverage_sampling(space, A, scores, next, rows, weights, SA);
+}
+
+}  // namespace KokkosSketch
+
+#endif
