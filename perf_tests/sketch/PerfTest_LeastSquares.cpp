@@ -6,11 +6,14 @@
 //   lsq_sketch_and_solve      Gaussian sketch, QR of S [A, b];
 //   lsq_sketch_and_precondition_{gaussian,count_sketch}  sketch, QR, LSQR on A R^{-1};
 //   leverage_exact            QR of A and squared row norms of Q;
-//   leverage_approx           CountSketch, QR, R^{-1} G, row norms of A X.
+//   leverage_approx           CountSketch, QR, R^{-1} G, row norms of A X;
+//   leverage_sampling_sketch  leverage_approx, then p = eps_approx_rows(leverage_sampling,
+//                             0.5, n, d) rows sampled and rescaled (the seed's sketch).
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full.
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_LeastSquares.hpp>
 #include <KokkosSketch_LeverageScores.hpp>
+#include <KokkosSketch_SketchSize.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -63,6 +66,10 @@ template <class Space>
 struct LsqInputs {
   LsqMatrix<Space> A;
   LsqVector<Space> b, x, scores;
+  // leverage_sampling_sketch outputs, allocated on first use
+  Kokkos::View<std::int64_t*, typename Space::memory_space> rows;
+  LsqVector<Space> weights;
+  LsqMatrix<Space> SA;
 };
 
 template <class Space>
@@ -96,6 +103,13 @@ void bench_lsq(benchmark::State& state, const std::string& name, const Space& sp
                const LsqSize& s, int mode) {
   guarded(state, [&] {
     auto& in = lsq_inputs(space, s);
+    if (mode == 6 && in.rows.extent(0) == 0) {
+      const std::int64_t p = eps_approx_rows(SketchType::leverage_sampling, 0.5, s.n, s.d);
+      in.rows = Kokkos::View<std::int64_t*, typename Space::memory_space>("KokkosSketch::perf::rows", p);
+      in.weights = LsqVector<Space>("KokkosSketch::perf::weights", p);
+      in.SA = LsqMatrix<Space>("KokkosSketch::perf::SA", p, s.d);
+      space.fence();
+    }
     LeastSquaresOptions opts;
     int iterations = 0;
     const double secs = time_manual(state, name, space, [&] {
@@ -110,7 +124,8 @@ void bench_lsq(benchmark::State& state, const std::string& name, const Space& sp
           iterations = sketch_and_precondition(space, in.A, in.b, in.x, RNGState(3), opts).iterations;
           break;
         case 4: exact_leverage_scores(space, in.A, in.scores); break;
-        default: approx_leverage_scores(space, in.A, in.scores, RNGState(3)); break;
+        case 5: approx_leverage_scores(space, in.A, in.scores, RNGState(3)); break;
+        default: leverage_score_sketch(space, in.A, RNGState(3), in.rows, in.weights, in.SA); break;
       }
     });
     set_rates(state, secs, double(s.n) * double(s.d) * sizeof(double), 0.0);
@@ -126,16 +141,17 @@ void register_lsq_space(const Space& space, SizeSet sizes) {
   if (sizes == SizeSet::small)
     plan = {{100000, 32}};
   else
-    plan = {{1000000, 64}, {4000000, 128}};
+    plan = {{1000000, 100}};  // the leverage-sampling target size of the sketching issue
   const std::string sp = space.name();
   const char* names[] = {"lsq_direct_qr",
                          "lsq_sketch_and_solve",
                          "lsq_sketch_and_precondition_gaussian",
                          "lsq_sketch_and_precondition_count_sketch",
                          "leverage_exact",
-                         "leverage_approx"};
+                         "leverage_approx",
+                         "leverage_sampling_sketch"};
   for (const LsqSize& s : plan) {
-    for (int mode = 0; mode < 6; ++mode) {
+    for (int mode = 0; mode < 7; ++mode) {
       const std::string name = bench_name(names[mode], sp, {{"n", s.n}, {"d", s.d}});
       auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
         bench_lsq(st, name, space, s, mode);
