@@ -4,13 +4,16 @@
 #ifndef KOKKOSSKETCH_TESTUTILS_HPP
 #define KOKKOSSKETCH_TESTUTILS_HPP
 
+#include <KokkosSketch_Error.hpp>
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
+#include <random>
 #include <sstream>
+#include <string>
 #include <vector>
 
 namespace KokkosSketch::TestUtil {
@@ -110,6 +113,34 @@ inline std::vector<double> to_dense(const HostCsr& M) {
     for (std::int64_t e = M.row_map[i]; e < M.row_map[i + 1]; ++e)
       out[i * M.cols + M.entries[e]] = M.values[e];
   return out;
+}
+
+/// A (n x d) with entries uniform in [-1, 1] from a fixed mt19937 seed (never zeros in
+/// practice), in the memory space of `Space`.
+template <class Layout, class Space, class Scalar = float>
+Kokkos::View<Scalar**, Layout, typename Space::memory_space> random_matrix(std::int64_t n,
+                                                                            std::int64_t d,
+                                                                            unsigned seed) {
+  Kokkos::View<Scalar**, Layout, typename Space::memory_space> A("A", n, d);
+  auto h = Kokkos::create_mirror_view(A);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t c = 0; c < d; ++c) h(i, c) = Scalar(u(gen));
+  Kokkos::deep_copy(A, h);
+  return A;
+}
+
+/// Expects f() to throw KokkosSketch::Error from `function` with `fragment` in its message.
+template <class F>
+void expect_error(F&& f, const std::string& function, const std::string& fragment) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception; expected " << fragment;
+  } catch (const ::KokkosSketch::Error& e) {
+    EXPECT_EQ(e.function(), function) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace KokkosSketch::TestUtil

@@ -16,20 +16,7 @@ template <class Space>
 class ProjectTest : public ::testing::Test {};
 TYPED_TEST_SUITE(ProjectTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
-/// A (D x b) with entries uniform in [-1, 1] from a fixed mt19937 seed (never zeros).
-template <class Layout, class Space, class Scalar = float>
-Kokkos::View<Scalar**, Layout, typename Space::memory_space> random_matrix(std::int64_t D,
-                                                                            std::int64_t b,
-                                                                            unsigned seed) {
-  Kokkos::View<Scalar**, Layout, typename Space::memory_space> A("A", D, b);
-  auto h = Kokkos::create_mirror_view(A);
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (std::int64_t i = 0; i < D; ++i)
-    for (std::int64_t c = 0; c < b; ++c) h(i, c) = Scalar(u(gen));
-  Kokkos::deep_copy(A, h);
-  return A;
-}
+using TestUtil::random_matrix;
 
 /// FP64 reference Y = M A from an explicit row-major M (k x D), and the rounding bound
 /// gamma_n sum_j |M_ij A_jc| of an n-term float sum (Higham, Thm 3.1 with n = D).

@@ -21,20 +21,7 @@ template <class Space>
 class CountSketchTest : public ::testing::Test {};
 TYPED_TEST_SUITE(CountSketchTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
-/// A (n x d), entries uniform in [-1, 1] from a fixed mt19937 seed.
-template <class Layout, class Space, class Scalar = float>
-Kokkos::View<Scalar**, Layout, typename Space::memory_space> random_matrix(std::int64_t n,
-                                                                            std::int64_t d,
-                                                                            unsigned seed) {
-  Kokkos::View<Scalar**, Layout, typename Space::memory_space> A("A", n, d);
-  auto h = Kokkos::create_mirror_view(A);
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t c = 0; c < d; ++c) h(i, c) = Scalar(u(gen));
-  Kokkos::deep_copy(A, h);
-  return A;
-}
+using TestUtil::random_matrix;
 
 /// Buckets and signs of columns [0, n) evaluated in a kernel on Space (a free function: no
 /// device lambda in a test body).

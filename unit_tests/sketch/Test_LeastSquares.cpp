@@ -221,16 +221,7 @@ TYPED_TEST(LeastSquaresTest, SameSolutionOnEveryBackend) {
   EXPECT_LT(rel_error(host_vector(x), host_vector(xh)), 1e-12);
 }
 
-template <class F>
-void expect_error(F&& f, const std::string& function, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected " << fragment;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.function(), function) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using TestUtil::expect_error;
 
 TYPED_TEST(LeastSquaresTest, BadInputThrows) {
   using Space = TypeParam;

@@ -322,16 +322,7 @@ TYPED_TEST(LeverageScoresTest, SketchPreservesNorms) {
   }
 }
 
-template <class F>
-void expect_error(F&& f, const std::string& function, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected " << fragment;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.function(), function) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using TestUtil::expect_error;
 
 TYPED_TEST(LeverageScoresTest, BadInputThrows) {
   using Space = TypeParam;
