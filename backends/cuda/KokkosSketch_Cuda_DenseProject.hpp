@@ -54,14 +54,16 @@
 /// Measured on an H200 (k = 16384, D = 10^7, b = 32): 51 ms, 410 TFLOP/s, against a
 /// measured mma.sync ceiling of 636 TFLOP/s (backends/cuda/DevNotes_DenseProject.md).
 ///
-/// The workspace (partials, column maxima) is a Kokkos View allocated per call; its
-/// deallocation (cudaFree) waits for the device, so the call returns after the kernels end.
+/// The workspace (partials, column maxima) comes from Impl::WorkspaceCache: one grow-only
+/// buffer per stream, so the call does not free device memory and stays asynchronous (the
+/// first call, or a call that needs a larger buffer, allocates).
 #ifndef KOKKOSSKETCH_CUDA_DENSEPROJECT_HPP
 #define KOKKOSSKETCH_CUDA_DENSEPROJECT_HPP
 
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Profiling.hpp>
+#include <KokkosSketch_Workspace.hpp>
 #include <impl/KokkosSketch_DenseProject_impl.hpp>
 
 #include <cuda_fp16.h>
@@ -686,13 +688,13 @@ struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
       const std::int64_t b = A.extent(1);
       const CudaDenseTC::Plan pl = CudaDenseTC::make_plan(space.cuda_device(), S, b, cfg.ksplit,
                                                               cfg.outer_in_shared, cfg.fast_staging);
-      Kokkos::View<float*, Kokkos::CudaSpace> work(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                             "KokkosSketch::dense_project[cuda-tc]::workspace"),
-          CudaDenseTC::workspace_size(pl, S.rows(), b));
+      // Cached per stream: no deallocation (which would wait for the device) in the call.
+      float* work = static_cast<float*>(WorkspaceCache<Kokkos::CudaSpace>::get(
+          space.cuda_stream(), "dense_project[cuda-tc]",
+          std::size_t(CudaDenseTC::workspace_size(pl, S.rows(), b)) * sizeof(float)));
       CudaDenseTC::run(space.cuda_stream(), pl, S, A.data(), std::int64_t(A.stride_0()),
                        std::int64_t(A.stride_1()), b, Y.data(), std::int64_t(Y.stride_0()),
-                       std::int64_t(Y.stride_1()), work.data());
+                       std::int64_t(Y.stride_1()), work);
     }
 #endif
   }

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Workspace.hpp
+/// \brief Device scratch memory that outlives a call.
+///
+/// Freeing device memory synchronizes on CUDA (cudaFree waits for the device), so an
+/// algorithm that allocated a temporary View per call would block its caller. Kernels that
+/// need scratch take it from this cache instead: one grow-only buffer per (stream, tag),
+/// released when Kokkos finalizes. Work on one stream is ordered, so reusing its buffer in the
+/// next call is safe; different streams get different buffers.
+#ifndef KOKKOSSKETCH_WORKSPACE_HPP
+#define KOKKOSSKETCH_WORKSPACE_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace KokkosSketch {
+namespace Impl {
+
+template <class MemSpace>
+class WorkspaceCache {
+ public:
+  /// At least `bytes` bytes of `MemSpace` memory for the stream identified by `key`; the
+  /// pointer stays valid until the next get() with the same (key, tag) and a larger size.
+  /// Growing frees the old buffer (which may synchronize the device).
+  static void* get(const void* key, const std::string& tag, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex());
+    auto& buffers = map();
+    if (buffers.empty()) Kokkos::push_finalize_hook([] { map().clear(); });
+    auto& v = buffers[{key, tag}];
+    if (v.extent(0) < bytes) {
+      v = view_t();  // release first, then allocate the larger buffer
+      v = view_t(Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::workspace::" + tag),
+                 bytes);
+    }
+    return v.data();
+  }
+
+ private:
+  using view_t = Kokkos::View<unsigned char*, MemSpace>;
+  static std::map<std::pair<const void*, std::string>, view_t>& map() {
+    static std::map<std::pair<const void*, std::string>, view_t> m;
+    return m;
+  }
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+};
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif
