@@ -49,6 +49,12 @@ namespace Perf {
 /// (H100/H200); host spaces skip the sizes that would take over about 10 s per call.
 enum class SizeSet { small, full };
 
+/// A numeric setting from the environment (`fallback` when unset or empty).
+inline double env_double(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? std::atof(v) : fallback;
+}
+
 inline SizeSet size_set() {
   const char* env = std::getenv("KOKKOSSKETCH_BENCH_SIZES");
   const std::string v = env ? env : "small";

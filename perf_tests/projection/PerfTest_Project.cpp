@@ -51,10 +51,6 @@ struct Plan {
   int dense_repetitions = 1;
 };
 
-inline double env_double(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return (v && *v) ? std::atof(v) : fallback;
-}
 
 template <class Space>
 Plan make_plan(SizeSet sizes) {

@@ -40,10 +40,6 @@ struct CsPlan {
   int repetitions = 1;
 };
 
-inline double cs_env_double(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return (v && *v) ? std::atof(v) : fallback;
-}
 
 template <class Space>
 CsPlan make_cs_plan(SizeSet sizes) {
@@ -58,8 +54,8 @@ CsPlan make_cs_plan(SizeSet sizes) {
     p.min_time = is_host_v<Space> ? 0.5 : 0.2;
     p.repetitions = is_host_v<Space> ? 1 : 5;
   }
-  p.repetitions = int(cs_env_double("KOKKOSSKETCH_BENCH_REPETITIONS", p.repetitions));
-  p.min_time = cs_env_double("KOKKOSSKETCH_BENCH_MIN_TIME", p.min_time);
+  p.repetitions = int(env_double("KOKKOSSKETCH_BENCH_REPETITIONS", p.repetitions));
+  p.min_time = env_double("KOKKOSSKETCH_BENCH_MIN_TIME", p.min_time);
   return p;
 }
 

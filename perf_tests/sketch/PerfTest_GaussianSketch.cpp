@@ -36,10 +36,6 @@ struct GsPlan {
   int repetitions = 1;
 };
 
-inline double gs_env_double(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return (v && *v) ? std::atof(v) : fallback;
-}
 
 template <class Space>
 GsPlan make_gs_plan(SizeSet sizes) {
@@ -53,8 +49,8 @@ GsPlan make_gs_plan(SizeSet sizes) {
     p.min_time = is_host_v<Space> ? 0.5 : 0.2;
     p.repetitions = is_host_v<Space> ? 1 : 5;
   }
-  p.repetitions = int(gs_env_double("KOKKOSSKETCH_BENCH_REPETITIONS", p.repetitions));
-  p.min_time = gs_env_double("KOKKOSSKETCH_BENCH_MIN_TIME", p.min_time);
+  p.repetitions = int(env_double("KOKKOSSKETCH_BENCH_REPETITIONS", p.repetitions));
+  p.min_time = env_double("KOKKOSSKETCH_BENCH_MIN_TIME", p.min_time);
   return p;
 }
 

@@ -325,6 +325,26 @@ KokkosSparse::CrsMatrix<Scalar, Ordinal, typename Space::device_type, void, Offs
                   Offset(vals.size()), values, row_map, entries);
 }
 
+/// Passes when at most max_failures(T, delta, fpr) of the T per-seed distortions exceed eps
+/// (the guarantee allows a fraction delta of failures; fpr is the test's false-positive rate).
+inline ::testing::AssertionResult few_failures(const std::vector<double>& dist, double eps,
+                                               double delta, double fpr,
+                                               const std::string& what) {
+  const std::int64_t T = std::int64_t(dist.size());
+  const std::int64_t allowed = max_failures(T, delta, fpr);
+  std::int64_t fails = 0;
+  double worst = 0;
+  for (double x : dist) {
+    fails += x > eps ? 1 : 0;
+    worst = std::max(worst, x);
+  }
+  if (fails <= allowed) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << ": " << fails << " of " << T
+                                       << " seeds distort by more than eps = " << eps
+                                       << " (allowed " << allowed << " at delta = " << delta
+                                       << "); worst distortion " << worst;
+}
+
 }  // namespace KokkosSketch::TestUtil
 
 #endif

@@ -138,19 +138,7 @@ Outcome run(const HostMatrix& A, std::int64_t p, int T, bool exact,
 
 ::testing::AssertionResult few_failures(const std::vector<double>& dist, double eps,
                                         double delta, const std::string& what) {
-  const std::int64_t T = std::int64_t(dist.size());
-  const std::int64_t allowed = TestUtil::max_failures(T, delta, kFalsePositiveRate);
-  std::int64_t fails = 0;
-  double worst = 0;
-  for (double x : dist) {
-    fails += x > eps ? 1 : 0;
-    worst = std::max(worst, x);
-  }
-  if (fails <= allowed) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": " << fails << " of " << T
-                                       << " seeds distort by more than eps = " << eps
-                                       << " (allowed " << allowed << " at delta = " << delta
-                                       << "); worst distortion " << worst;
+  return TestUtil::few_failures(dist, eps, delta, kFalsePositiveRate, what);
 }
 
 TYPED_TEST(LeverageSubspaceEmbeddingTest, SamplingAtTheSizeOfEpsApproxRows) {

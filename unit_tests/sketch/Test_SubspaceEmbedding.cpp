@@ -34,20 +34,8 @@ std::vector<double> distortions(const HostMatrix& A, int T,
 }
 
 ::testing::AssertionResult few_failures(const std::vector<double>& dist, double eps,
-                                        double delta, const char* what) {
-  const std::int64_t T = std::int64_t(dist.size());
-  const std::int64_t allowed = TestUtil::max_failures(T, delta, kFalsePositiveRate);
-  std::int64_t fails = 0;
-  double worst = 0;
-  for (double x : dist) {
-    fails += x > eps ? 1 : 0;
-    worst = std::max(worst, x);
-  }
-  if (fails <= allowed) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": " << fails << " of " << T
-                                       << " seeds distort by more than eps = " << eps
-                                       << " (allowed " << allowed << " at delta = " << delta
-                                       << "); worst distortion " << worst;
+                                        double delta, const std::string& what) {
+  return TestUtil::few_failures(dist, eps, delta, kFalsePositiveRate, what);
 }
 
 template <class Space>
