@@ -143,6 +143,28 @@ void expect_error(F&& f, const std::string& function, const std::string& fragmen
   }
 }
 
+/// A View (of the given layout, in Space's memory) holding row-major host data.
+template <class Scalar, class Layout, class Space>
+Kokkos::View<Scalar**, Layout, typename Space::memory_space> to_view(const std::vector<double>& v,
+                                                                    std::int64_t rows,
+                                                                    std::int64_t cols) {
+  Kokkos::View<Scalar**, Layout, typename Space::memory_space> V("V", rows, cols);
+  auto h = Kokkos::create_mirror_view(V);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) h(i, j) = Scalar(v[i * cols + j]);
+  Kokkos::deep_copy(V, h);
+  return V;
+}
+
+/// A host copy of any rank-1 View as a std::vector<double>.
+template <class V>
+std::vector<double> host_vector(const V& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  std::vector<double> out(h.extent(0));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(h(i));
+  return out;
+}
+
 }  // namespace KokkosSketch::TestUtil
 
 #endif

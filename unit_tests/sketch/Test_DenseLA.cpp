@@ -30,18 +30,7 @@ std::vector<double> random_data(std::int64_t rows, std::int64_t cols, unsigned s
   return v;
 }
 
-/// A View (of the given layout, in Space's memory) holding row-major host data.
-template <class Scalar, class Layout, class Space>
-Kokkos::View<Scalar**, Layout, typename Space::memory_space> to_view(const std::vector<double>& v,
-                                                                    std::int64_t rows,
-                                                                    std::int64_t cols) {
-  Kokkos::View<Scalar**, Layout, typename Space::memory_space> V("V", rows, cols);
-  auto h = Kokkos::create_mirror_view(V);
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) h(i, j) = Scalar(v[i * cols + j]);
-  Kokkos::deep_copy(V, h);
-  return V;
-}
+using TestUtil::to_view;
 
 /// Row-major product of row-major matrices (FP64).
 std::vector<double> matmul(const std::vector<double>& A, const std::vector<double>& B,

@@ -87,13 +87,7 @@ Kokkos::View<Scalar*, typename Space::memory_space> vector_view(const std::vecto
   return V;
 }
 
-template <class V>
-std::vector<double> host_vector(const V& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  std::vector<double> out(h.extent(0));
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(h(i));
-  return out;
-}
+using TestUtil::host_vector;
 
 double rel_error(const std::vector<double>& x, const std::vector<double>& y) {
   double num = 0, den = 0;

@@ -33,25 +33,9 @@ std::vector<double> test_matrix(std::int64_t n, std::int64_t d, unsigned seed) {
   return a;
 }
 
-template <class Scalar, class Layout, class Space>
-Kokkos::View<Scalar**, Layout, typename Space::memory_space> to_view(const std::vector<double>& v,
-                                                                    std::int64_t rows,
-                                                                    std::int64_t cols) {
-  Kokkos::View<Scalar**, Layout, typename Space::memory_space> V("A", rows, cols);
-  auto h = Kokkos::create_mirror_view(V);
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) h(i, j) = Scalar(v[i * cols + j]);
-  Kokkos::deep_copy(V, h);
-  return V;
-}
+using TestUtil::to_view;
 
-template <class V>
-std::vector<double> host_vector(const V& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  std::vector<double> out(h.extent(0));
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(h(i));
-  return out;
-}
+using TestUtil::host_vector;
 
 /// FP64 reference l_i = a_i^T (A^T A)^{-1} a_i = ||L^{-1} a_i||^2 with A^T A = L L^T.
 std::vector<double> reference_scores(const std::vector<double>& a, std::int64_t n,
