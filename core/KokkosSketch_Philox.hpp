@@ -4,7 +4,19 @@
 #ifndef KOKKOSSKETCH_PHILOX_HPP
 #define KOKKOSSKETCH_PHILOX_HPP
 
-#include <Kokkos_Core.hpp>
+// KOKKOSSKETCH_FUNCTION: host and device inline function. With Kokkos, KOKKOS_FORCEINLINE_FUNCTION;
+// without it (the CUDA kernels in backends/cuda/*.cu define KOKKOSSKETCH_NO_KOKKOS), the plain
+// CUDA qualifiers under nvcc and `inline` elsewhere.
+#if defined(KOKKOSSKETCH_NO_KOKKOS)
+#if defined(__CUDACC__)
+#define KOKKOSSKETCH_FUNCTION __host__ __device__ __forceinline__
+#else
+#define KOKKOSSKETCH_FUNCTION inline
+#endif
+#else
+#include <Kokkos_Macros.hpp>
+#define KOKKOSSKETCH_FUNCTION KOKKOS_FORCEINLINE_FUNCTION
+#endif
 
 #include <cstdint>
 
@@ -21,7 +33,7 @@ struct PhiloxKey {
 };
 
 namespace Impl {
-KOKKOS_FORCEINLINE_FUNCTION void mulhilo32(std::uint32_t a, std::uint32_t b, std::uint32_t& hi,
+KOKKOSSKETCH_FUNCTION void mulhilo32(std::uint32_t a, std::uint32_t b, std::uint32_t& hi,
                                            std::uint32_t& lo) {
   const std::uint64_t p = static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b);
   hi = static_cast<std::uint32_t>(p >> 32);
@@ -36,7 +48,7 @@ KOKKOS_FORCEINLINE_FUNCTION void mulhilo32(std::uint32_t a, std::uint32_t b, std
 /// \param [in] c counter (the input block)
 /// \param [in] key key
 /// \return four pseudo-random 32-bit words
-KOKKOS_FORCEINLINE_FUNCTION PhiloxCounter philox4x32_10(PhiloxCounter c, PhiloxKey key) {
+KOKKOSSKETCH_FUNCTION PhiloxCounter philox4x32_10(PhiloxCounter c, PhiloxKey key) {
   constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
   constexpr std::uint32_t W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
   std::uint32_t k0 = key.k[0], k1 = key.k[1];
