@@ -8,6 +8,7 @@
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketch.hpp>
 #include <KokkosSketch_Half.hpp>
+#include <KokkosSketch_HalfGaussianOp.hpp>
 #include <KokkosSketch_LeastSquares.hpp>
 #include <KokkosSketch_LeverageScores.hpp>
 #include <KokkosSketch_Operators.hpp>

@@ -223,6 +223,44 @@ KOKKOSSKETCH_FUNCTION float gaussian32(std::uint32_t w) {
   return (w & 0x80000000u) ? -g : g;
 }
 
+/// \brief Round an FP32 value to TF32 (8 exponent bits, 10 explicit mantissa bits), to
+/// nearest, ties to even; the result is returned as a float whose 13 low mantissa bits are 0.
+///
+/// Inf and NaN are returned unchanged; finite values from (2 - 2^-11) 2^127 up round to Inf,
+/// as IEEE rounding does. Subnormals are rounded on their own grid (a multiple of 2^-136).
+/// Integer operations only: the same bits on every backend.
+/// \param [in] x value
+/// \return x rounded to 11 significant bits
+KOKKOSSKETCH_FUNCTION float tf32_rn(float x) {
+  const std::uint32_t u = Impl::float_bits(x);
+  if ((u & 0x7FFFFFFFu) >= 0x7F800000u) return x;
+  return Impl::bits_float((u + 0x0FFFu + ((u >> 13) & 1u)) & ~std::uint32_t(0x1FFFu));
+}
+
+/// \brief The power of two sigma that puts `maxabs` in [2^14, 2^15): multiply a row (or
+/// column) whose largest magnitude is `maxabs` by sigma before splitting it into FP16 parts,
+/// and the result by 1/sigma after the product. Both scalings are exact.
+///
+/// sigma = 2^(14 - e) for maxabs in [2^e, 2^(e+1)), with the exponent clamped to at most 126
+/// so that sigma and 1/sigma are normal floats (maxabs below 2^-112 then lands below 2^14).
+/// Returns 1 for maxabs = 0, Inf or NaN. Integer operations only.
+/// \param [in] maxabs largest magnitude, >= 0 (the sign bit is ignored)
+/// \return sigma, a power of two in [2^-113, 2^126]
+KOKKOSSKETCH_FUNCTION float pow2_scale_for(float maxabs) {
+  const std::uint32_t a = Impl::float_bits(maxabs) & 0x7FFFFFFFu;
+  if (a == 0u || a >= 0x7F800000u) return 1.0f;
+  int e;  // floor(log2(maxabs))
+  if (a >= 0x00800000u) {
+    e = int(a >> 23) - 127;
+  } else {  // subnormal: a 2^-149 with a < 2^23
+    e = -150;
+    for (std::uint32_t t = a; t != 0u; t >>= 1) ++e;
+  }
+  int s = 14 - e;
+  if (s > 126) s = 126;
+  return Impl::bits_float(std::uint32_t(s + 127) << 23);
+}
+
 }  // namespace KokkosSketch
 
 #endif
