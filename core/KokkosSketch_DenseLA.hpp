@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_DenseLA.hpp
 /// \brief The one internal interface to dense linear algebra that every algorithm uses:
-/// Householder QR, forming Q, triangular solves with R, GEMM, and the BLAS-1/2 calls of the
-/// iterative solvers (gemv, nrm2, axpby, scal).
+/// Householder QR, forming Q, triangular solves with R, Cholesky factorization, the thin SVD,
+/// GEMM, and the BLAS-1/2 calls of the iterative solvers (gemv, nrm2, axpby, scal).
 ///
 /// `DenseLA<ExecSpace, Scalar>` is a non-copyable plan object. It holds the execution-space
 /// instance and a backend chosen at compile time by partial specialization of
@@ -43,6 +43,16 @@ enum class Side { left, right };
 /// Whether the triangular factor is used as is or transposed.
 enum class Trans { none, transpose };
 
+/// \brief Algorithm of DenseLA::gesvd.
+enum class SvdDriver {
+  /// The fastest driver of the backend: LAPACK xGESDD (divide and conquer) on the host,
+  /// cuSOLVER gesvdj (one-sided Jacobi, economy size) on CUDA.
+  automatic,
+  /// xGESVD (Householder bidiagonalization and implicit QR iteration) on every backend: the
+  /// classic driver (the seed paper's cuSOLVER baseline).
+  qr_iteration
+};
+
 /// Dense LA backend for one execution space; specialized in backends/openmp (every host
 /// space) and backends/cuda (Kokkos::Cuda). Backends provide, on raw column-major arrays
 /// with 32-bit extents (LAPACK's integers):
@@ -52,6 +62,10 @@ enum class Trans { none, transpose };
 ///   void orgqr(const ExecSpace&, int m, int n, int k, Scalar* A, int lda, const Scalar* tau);
 ///   void trsm(const ExecSpace&, Side, Trans, int m, int n, const Scalar* R, int ldr,
 ///             Scalar* B, int ldb);   // B (m x n) <- op(R)^{-1} B or B op(R)^{-1}; R upper
+///   bool potrf(const ExecSpace&, int n, Scalar* A, int lda);  // upper; true iff info == 0
+///   void gesvd(const ExecSpace&, SvdDriver, int m, int n, Scalar* A, int lda, Scalar* S,
+///              Scalar* U, int ldu, Scalar* VT, int ldvt);    // thin, any m, n; A destroyed
+///   static const char* svd_path(SvdDriver);                 // library routine gesvd calls
 template <class ExecSpace, class Scalar, class Enable = void>
 struct DenseLABackend {
   static_assert(!std::is_same<Enable, Enable>::value,
@@ -101,6 +115,20 @@ void abs_diagonal(const ExecSpace& space, const RView& R, const DView& d) {
         const auto v = R(i, i);
         d(i) = v < 0 ? -v : v;
       });
+}
+
+/// dst = src^T for column-major raw arrays: src is rows x cols (leading dimension lds), dst
+/// cols x rows (leading dimension ldd); enqueued on `space` (used by the device backends).
+template <class ExecSpace, class Scalar>
+void transpose_raw(const ExecSpace& space, int rows, int cols, const Scalar* src, int lds,
+                   Scalar* dst, int ldd) {
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  const std::int64_t ls = lds, ld = ldd;
+  Kokkos::parallel_for(
+      "KokkosSketch::DenseLA::transpose",
+      policy_t(space, {0, 0}, {std::int64_t(rows), std::int64_t(cols)}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { dst[j + i * ld] = src[i + j * ls]; });
 }
 
 }  // namespace Impl
@@ -264,6 +292,70 @@ class DenseLA {
                    R.data(), to_lapack_int(f, ld(R), "ldr"), B.data(),
                    to_lapack_int(f, ldb, "ldb"));
   }
+
+  /// \brief In-place upper Cholesky factorization A = R^T R of a symmetric positive definite
+  /// n x n LayoutLeft matrix (LAPACK/cuSOLVER xPOTRF, uplo = 'U').
+  ///
+  /// Only the upper triangle of A is read; on success it is overwritten with R and the strict
+  /// lower triangle is left as it was (DenseLA::trsm never reads it). Waits for the instance:
+  /// the result is a host value (cuSOLVER's devInfo is read back).
+  /// \param [in,out] A n x n LayoutLeft View holding the plan's Scalar
+  /// \return true when the factorization succeeded (info = 0); false when a leading minor is
+  ///   not positive definite (info > 0), A then holds a partial factor
+  /// \throws Error if A is not square or empty, or an extent exceeds 32-bit integers
+  template <class AView>
+  bool potrf(const AView& A) {
+    static_check_view<ExecSpace, AView, 2, true>();
+    static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value,
+                  "KokkosSketch: DenseLA::potrf needs a LayoutLeft matrix");
+    static_assert(std::is_same<typename AView::non_const_value_type, Scalar>::value,
+                  "KokkosSketch: DenseLA::potrf: A must hold the plan's Scalar");
+    const char* f = "DenseLA::potrf";
+    const std::int64_t n = A.extent(0);
+    KOKKOSSKETCH_THROW_IF(n == 0 || std::int64_t(A.extent(1)) != n, f, "A is ", A.extent(0),
+                          " x ", A.extent(1), "; Cholesky needs a nonempty square matrix");
+    return m_backend.potrf(m_space, to_lapack_int(f, n, "n"), A.data(),
+                           to_lapack_int(f, ld(A), "lda"));
+  }
+
+  /// \brief Thin SVD A = U diag(S) VT of an m x n LayoutLeft matrix, k = min(m, n):
+  /// singular values in S descending, U m x k and VT k x n with orthonormal columns / rows.
+  ///
+  /// A is destroyed. Any m, n (a wide A is handled by the backend, by transposition where
+  /// the library routine needs m >= n). Waits for the instance (LAPACK runs on the calling
+  /// thread; cuSOLVER's devInfo is read back).
+  /// \param [in,out] A m x n LayoutLeft View; overwritten
+  /// \param [out] S at least k entries
+  /// \param [out] U m x k LayoutLeft View
+  /// \param [out] VT k x n LayoutLeft View
+  /// \param [in] driver SvdDriver::automatic (xGESDD on the host, gesvdj on CUDA) or
+  ///   SvdDriver::qr_iteration (xGESVD everywhere)
+  /// \throws Error on mismatched or empty extents, extents beyond 32-bit integers, or when
+  ///   the library routine does not converge
+  template <class AView, class SView, class UView, class VTView>
+  void gesvd(const AView& A, const SView& S, const UView& U, const VTView& VT,
+             SvdDriver driver = SvdDriver::automatic) {
+    static_check_factor<AView, SView>();
+    static_check_factor<UView, SView>();
+    static_check_factor<VTView, SView>();
+    const char* f = "DenseLA::gesvd";
+    const std::int64_t m = A.extent(0), n = A.extent(1), k = m < n ? m : n;
+    KOKKOSSKETCH_THROW_IF(k == 0, f, "A is empty (", m, " x ", n, ")");
+    KOKKOSSKETCH_THROW_IF(std::int64_t(S.extent(0)) < k, f, "S has ", S.extent(0),
+                          " entries, needs min(m, n) = ", k);
+    KOKKOSSKETCH_THROW_IF(std::int64_t(U.extent(0)) != m || std::int64_t(U.extent(1)) != k, f,
+                          "U is ", U.extent(0), " x ", U.extent(1), ", needs ", m, " x ", k);
+    KOKKOSSKETCH_THROW_IF(std::int64_t(VT.extent(0)) != k || std::int64_t(VT.extent(1)) != n,
+                          f, "VT is ", VT.extent(0), " x ", VT.extent(1), ", needs ", k, " x ",
+                          n);
+    m_backend.gesvd(m_space, driver, to_lapack_int(f, m, "m"), to_lapack_int(f, n, "n"),
+                    A.data(), to_lapack_int(f, ld(A), "lda"), S.data(), U.data(),
+                    to_lapack_int(f, ld(U), "ldu"), VT.data(), to_lapack_int(f, ld(VT), "ldvt"));
+  }
+
+  /// \brief The library routine gesvd calls for `driver` on this backend ("xgesdd",
+  /// "xgesvd", "gesvdj", "gesvd").
+  static const char* svd_path(SvdDriver driver) { return backend_type::svd_path(driver); }
 
   /// \brief C = alpha op(A) op(B) + beta C through KokkosBlas::gemm on the plan's instance
   /// (with beta = 0, C is zeroed first so that NaN in C never propagates)

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Cuda_DenseLA.hpp
-/// \brief CUDA backend of Impl::DenseLA: cuSOLVER geqrf/orgqr and cuBLAS trsm on handles
-/// owned by the plan and bound to the instance's stream.
+/// \brief CUDA backend of Impl::DenseLA: cuSOLVER geqrf/orgqr/potrf/gesvd/gesvdj and cuBLAS
+/// trsm on handles owned by the plan and bound to the instance's stream.
 ///
-/// Workspaces are Kokkos Views in CudaSpace. After geqrf/orgqr the `devInfo` flag is read
-/// back (a host value, so the call waits for the stream there); trsm stays asynchronous.
+/// Workspaces are Kokkos Views in CudaSpace owned by the plan; they only grow (a growth
+/// fences the instance first, so no enqueued call still uses the old buffer). After
+/// geqrf/orgqr/potrf/gesvd the `devInfo` flag is read back (a host value, so the call waits
+/// for the stream there); trsm stays asynchronous.
 /// Included by KokkosSketch_DenseLA.hpp in CUDA builds; not meant to be included on its own.
 #ifndef KOKKOSSKETCH_CUDA_DENSELA_HPP
 #define KOKKOSSKETCH_CUDA_DENSELA_HPP
@@ -17,6 +19,8 @@
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
+#include <cstddef>
+#include <string>
 #include <type_traits>
 
 namespace KokkosSketch {
@@ -50,6 +54,35 @@ struct CudaLapack<float> {
     return cublasStrsm(h, s, CUBLAS_FILL_MODE_UPPER, t, CUBLAS_DIAG_NON_UNIT, m, n, &one, R,
                        ldr, B, ldb);
   }
+  static cusolverStatus_t potrf_buffer(cusolverDnHandle_t h, int n, float* A, int lda,
+                                       int* lwork) {
+    return cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, A, lda, lwork);
+  }
+  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float* A, int lda, float* work,
+                                int lwork, int* info) {
+    return cusolverDnSpotrf(h, CUBLAS_FILL_MODE_UPPER, n, A, lda, work, lwork, info);
+  }
+  static cusolverStatus_t gesvd_buffer(cusolverDnHandle_t h, int m, int n, int* lwork) {
+    return cusolverDnSgesvd_bufferSize(h, m, n, lwork);
+  }
+  static cusolverStatus_t gesvd(cusolverDnHandle_t h, int m, int n, float* A, int lda, float* S,
+                                float* U, int ldu, float* VT, int ldvt, float* work, int lwork,
+                                float* rwork, int* info) {
+    return cusolverDnSgesvd(h, 'S', 'S', m, n, A, lda, S, U, ldu, VT, ldvt, work, lwork, rwork,
+                            info);
+  }
+  static cusolverStatus_t gesvdj_buffer(cusolverDnHandle_t h, int m, int n, const float* A,
+                                        int lda, const float* S, const float* U, int ldu,
+                                        const float* V, int ldv, int* lwork, gesvdjInfo_t p) {
+    return cusolverDnSgesvdj_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, A, lda, S, U, ldu,
+                                        V, ldv, lwork, p);
+  }
+  static cusolverStatus_t gesvdj(cusolverDnHandle_t h, int m, int n, float* A, int lda,
+                                 float* S, float* U, int ldu, float* V, int ldv, float* work,
+                                 int lwork, int* info, gesvdjInfo_t p) {
+    return cusolverDnSgesvdj(h, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, A, lda, S, U, ldu, V, ldv,
+                             work, lwork, info, p);
+  }
 };
 
 template <>
@@ -77,6 +110,35 @@ struct CudaLapack<double> {
     return cublasDtrsm(h, s, CUBLAS_FILL_MODE_UPPER, t, CUBLAS_DIAG_NON_UNIT, m, n, &one, R,
                        ldr, B, ldb);
   }
+  static cusolverStatus_t potrf_buffer(cusolverDnHandle_t h, int n, double* A, int lda,
+                                       int* lwork) {
+    return cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, A, lda, lwork);
+  }
+  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double* A, int lda, double* work,
+                                int lwork, int* info) {
+    return cusolverDnDpotrf(h, CUBLAS_FILL_MODE_UPPER, n, A, lda, work, lwork, info);
+  }
+  static cusolverStatus_t gesvd_buffer(cusolverDnHandle_t h, int m, int n, int* lwork) {
+    return cusolverDnDgesvd_bufferSize(h, m, n, lwork);
+  }
+  static cusolverStatus_t gesvd(cusolverDnHandle_t h, int m, int n, double* A, int lda,
+                                double* S, double* U, int ldu, double* VT, int ldvt,
+                                double* work, int lwork, double* rwork, int* info) {
+    return cusolverDnDgesvd(h, 'S', 'S', m, n, A, lda, S, U, ldu, VT, ldvt, work, lwork, rwork,
+                            info);
+  }
+  static cusolverStatus_t gesvdj_buffer(cusolverDnHandle_t h, int m, int n, const double* A,
+                                        int lda, const double* S, const double* U, int ldu,
+                                        const double* V, int ldv, int* lwork, gesvdjInfo_t p) {
+    return cusolverDnDgesvdj_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, A, lda, S, U, ldu,
+                                        V, ldv, lwork, p);
+  }
+  static cusolverStatus_t gesvdj(cusolverDnHandle_t h, int m, int n, double* A, int lda,
+                                 double* S, double* U, int ldu, double* V, int ldv, double* work,
+                                 int lwork, int* info, gesvdjInfo_t p) {
+    return cusolverDnDgesvdj(h, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, A, lda, S, U, ldu, V, ldv,
+                             work, lwork, info, p);
+  }
 };
 
 /// cuSOLVER/cuBLAS backend: handles created in the constructor, bound to the instance's
@@ -99,6 +161,11 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
       release();
       KOKKOSSKETCH_THROW_IF(true, "DenseLA", "binding the cuSOLVER/cuBLAS handles to the stream failed");
     }
+    if (cusolverDnCreateGesvdjInfo(&m_gesvdj) != CUSOLVER_STATUS_SUCCESS) {
+      m_gesvdj = nullptr;
+      release();
+      KOKKOSSKETCH_THROW_IF(true, "DenseLA", "cusolverDnCreateGesvdjInfo failed");
+    }
     m_info = Kokkos::View<int, Kokkos::CudaSpace>(
         Kokkos::view_alloc(space, "KokkosSketch::DenseLA::devInfo"));
   }
@@ -109,10 +176,9 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   void geqrf(const Kokkos::Cuda& space, int m, int n, Scalar* A, int lda, Scalar* tau) {
     int lwork = 0;
     check(lib::geqrf_buffer(m_solver, m, n, A, lda, &lwork), "cusolverDn<S|D>geqrf_bufferSize");
-    Kokkos::View<Scalar*, Kokkos::CudaSpace> work(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::DenseLA::work"),
-        lwork > 0 ? lwork : 1);
-    check(lib::geqrf(m_solver, m, n, A, lda, tau, work.data(), lwork, m_info.data()),
+    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
+                             "KokkosSketch::DenseLA::work");
+    check(lib::geqrf(m_solver, m, n, A, lda, tau, work, lwork, m_info.data()),
           "cusolverDn<S|D>geqrf");
     check_info(space, "cusolverDn<S|D>geqrf");
   }
@@ -122,10 +188,9 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     int lwork = 0;
     check(lib::orgqr_buffer(m_solver, m, n, k, A, lda, tau, &lwork),
           "cusolverDn<S|D>orgqr_bufferSize");
-    Kokkos::View<Scalar*, Kokkos::CudaSpace> work(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::DenseLA::work"),
-        lwork > 0 ? lwork : 1);
-    check(lib::orgqr(m_solver, m, n, k, A, lda, tau, work.data(), lwork, m_info.data()),
+    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
+                             "KokkosSketch::DenseLA::work");
+    check(lib::orgqr(m_solver, m, n, k, A, lda, tau, work, lwork, m_info.data()),
           "cusolverDn<S|D>orgqr");
     check_info(space, "cusolverDn<S|D>orgqr");
   }
@@ -139,28 +204,130 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
                           "cublas<S|D>trsm failed with status ", int(st));
   }
 
+  bool potrf(const Kokkos::Cuda& space, int n, Scalar* A, int lda) {
+    int lwork = 0;
+    check(lib::potrf_buffer(m_solver, n, A, lda, &lwork), "cusolverDn<S|D>potrf_bufferSize");
+    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
+                             "KokkosSketch::DenseLA::work");
+    check(lib::potrf(m_solver, n, A, lda, work, lwork, m_info.data()), "cusolverDn<S|D>potrf");
+    const int info = read_info(space);
+    KOKKOSSKETCH_THROW_IF(info < 0, "DenseLA::potrf", "cusolverDn<S|D>potrf rejected argument ",
+                          -info);
+    return info == 0;
+  }
+
+  void gesvd(const Kokkos::Cuda& space, SvdDriver driver, int m, int n, Scalar* A, int lda,
+             Scalar* S, Scalar* U, int ldu, Scalar* VT, int ldvt) {
+    const int k = m < n ? m : n;
+    if (driver == SvdDriver::automatic) {
+      // Jacobi (gesvdj, economy size): any m, n; returns V, transposed into VT afterwards.
+      Scalar* V = workspace(space, m_tmp, std::size_t(n) * std::size_t(k),
+                            "KokkosSketch::DenseLA::svd_tmp");
+      int lwork = 0;
+      check(lib::gesvdj_buffer(m_solver, m, n, A, lda, S, U, ldu, V, n, &lwork, m_gesvdj),
+            "cusolverDn<S|D>gesvdj_bufferSize");
+      Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
+                               "KokkosSketch::DenseLA::work");
+      check(lib::gesvdj(m_solver, m, n, A, lda, S, U, ldu, V, n, work, lwork, m_info.data(),
+                        m_gesvdj),
+            "cusolverDn<S|D>gesvdj");
+      transpose_raw(space, n, k, V, n, VT, ldvt);
+      const int info = read_info(space);
+      KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::gesvd", "cusolverDn<S|D>gesvdj ",
+                            info < 0 ? "rejected an argument" : "did not converge",
+                            ", info = ", info);
+      return;
+    }
+    // QR iteration (gesvd, jobu = jobvt = 'S'): cuSOLVER needs m >= n, so a wide A is
+    // handled as its transpose: A^T = U' S V'^T gives U = V', VT = U'^T.
+    const bool wide = m < n;
+    const int mm = wide ? n : m, nn = wide ? m : n;  // the tall problem: mm x nn, nn = k
+    Scalar* At = A;
+    int ldat = lda;
+    Scalar *Ut = U, *VTt = VT;
+    int ldut = ldu, ldvtt = ldvt;
+    if (wide) {
+      // tmp = [A^T (n x m) | U' (n x m) | V'^T (m x m) | rwork (m)]
+      const std::size_t nm = std::size_t(n) * std::size_t(m), mm2 = std::size_t(m) * std::size_t(m);
+      Scalar* tmp = workspace(space, m_tmp, 2 * nm + mm2 + std::size_t(m),
+                              "KokkosSketch::DenseLA::svd_tmp");
+      At = tmp;
+      Ut = tmp + nm;
+      VTt = tmp + 2 * nm;
+      ldat = n;
+      ldut = n;
+      ldvtt = m;
+      transpose_raw(space, m, n, A, lda, At, n);
+    }
+    Scalar* rwork = wide ? m_tmp.data() + 2 * std::size_t(n) * std::size_t(m) +
+                               std::size_t(m) * std::size_t(m)
+                         : workspace(space, m_tmp, std::size_t(k > 0 ? k : 1),
+                                     "KokkosSketch::DenseLA::svd_tmp");
+    int lwork = 0;
+    check(lib::gesvd_buffer(m_solver, mm, nn, &lwork), "cusolverDn<S|D>gesvd_bufferSize");
+    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
+                             "KokkosSketch::DenseLA::work");
+    check(lib::gesvd(m_solver, mm, nn, At, ldat, S, Ut, ldut, VTt, ldvtt, work, lwork, rwork,
+                     m_info.data()),
+          "cusolverDn<S|D>gesvd");
+    if (wide) {
+      transpose_raw(space, m, m, VTt, ldvtt, U, ldu);  // U = V' = (V'^T)^T, m x m
+      transpose_raw(space, n, m, Ut, ldut, VT, ldvt);  // VT = U'^T, m x n
+    }
+    const int info = read_info(space);
+    KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::gesvd", "cusolverDn<S|D>gesvd ",
+                          info < 0 ? "rejected an argument" : "did not converge",
+                          ", info = ", info);
+  }
+
+  /// Path taken by gesvd with `driver` (for profiling labels and documentation).
+  static const char* svd_path(SvdDriver driver) {
+    return driver == SvdDriver::qr_iteration ? "gesvd" : "gesvdj";
+  }
+
  private:
   static void check(cusolverStatus_t st, const char* what) {
     KOKKOSSKETCH_THROW_IF(st != CUSOLVER_STATUS_SUCCESS, "DenseLA", what,
                           " failed with status ", int(st));
   }
-  void check_info(const Kokkos::Cuda& space, const char* what) {
+  int read_info(const Kokkos::Cuda& space) {
     int info = 0;
     Kokkos::View<int, Kokkos::HostSpace> h(&info);
     Kokkos::deep_copy(space, h, m_info);
     fence(space, "KokkosSketch::DenseLA::devInfo");
+    return info;
+  }
+  void check_info(const Kokkos::Cuda& space, const char* what) {
+    const int info = read_info(space);
     KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA", what, " returned info = ", info);
   }
+  /// A device buffer of at least `n` entries; grows (never shrinks) after fencing the
+  /// instance, so that no call still enqueued on it uses the buffer being freed.
+  static Scalar* workspace(const Kokkos::Cuda& space, Kokkos::View<Scalar*, Kokkos::CudaSpace>& w,
+                           std::size_t n, const char* label) {
+    if (w.extent(0) < n) {
+      fence(space, "KokkosSketch::DenseLA::grow_workspace");
+      w = Kokkos::View<Scalar*, Kokkos::CudaSpace>();
+      w = Kokkos::View<Scalar*, Kokkos::CudaSpace>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
+    }
+    return w.data();
+  }
   void release() noexcept {
+    if (m_gesvdj != nullptr) cusolverDnDestroyGesvdjInfo(m_gesvdj);
     if (m_blas != nullptr) cublasDestroy(m_blas);
     if (m_solver != nullptr) cusolverDnDestroy(m_solver);
+    m_gesvdj = nullptr;
     m_blas = nullptr;
     m_solver = nullptr;
   }
 
   cusolverDnHandle_t m_solver = nullptr;
   cublasHandle_t m_blas = nullptr;
+  gesvdjInfo_t m_gesvdj = nullptr;
   Kokkos::View<int, Kokkos::CudaSpace> m_info;
+  Kokkos::View<Scalar*, Kokkos::CudaSpace> m_work;  ///< cuSOLVER workspace (grow-only)
+  Kokkos::View<Scalar*, Kokkos::CudaSpace> m_tmp;   ///< SVD temporaries (grow-only)
 };
 
 }  // namespace Impl

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Host_DenseLA.hpp
-/// \brief Host backend of Impl::DenseLA: LAPACK xGEQRF/xORGQR and BLAS xTRSM, for every
-/// execution space whose memory the host can access (Serial, OpenMP, Threads).
+/// \brief Host backend of Impl::DenseLA: LAPACK xGEQRF/xORGQR, xPOTRF, xGESDD/xGESVD and BLAS
+/// xTRSM, for every execution space whose memory the host can access (Serial, OpenMP, Threads).
 ///
 /// LAPACK runs synchronously on the calling thread, so each call first fences the
 /// instance (the inputs may still be written by kernels enqueued on it) and returns with
@@ -22,7 +22,10 @@
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Traits.hpp>
 
+#include <climits>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -56,6 +59,26 @@ void kokkossketch_dtrsm(const char* side, const char* uplo, const char* transa,
                         const double* a, const int* lda, double* b, const int* ldb,
                         std::size_t, std::size_t, std::size_t, std::size_t)
     KOKKOSSKETCH_FORTRAN_SYMBOL(dtrsm);
+void kokkossketch_spotrf(const char* uplo, const int* n, float* a, const int* lda, int* info,
+                         std::size_t) KOKKOSSKETCH_FORTRAN_SYMBOL(spotrf);
+void kokkossketch_dpotrf(const char* uplo, const int* n, double* a, const int* lda, int* info,
+                         std::size_t) KOKKOSSKETCH_FORTRAN_SYMBOL(dpotrf);
+void kokkossketch_sgesvd(const char* jobu, const char* jobvt, const int* m, const int* n,
+                         float* a, const int* lda, float* s, float* u, const int* ldu, float* vt,
+                         const int* ldvt, float* work, const int* lwork, int* info, std::size_t,
+                         std::size_t) KOKKOSSKETCH_FORTRAN_SYMBOL(sgesvd);
+void kokkossketch_dgesvd(const char* jobu, const char* jobvt, const int* m, const int* n,
+                         double* a, const int* lda, double* s, double* u, const int* ldu,
+                         double* vt, const int* ldvt, double* work, const int* lwork, int* info,
+                         std::size_t, std::size_t) KOKKOSSKETCH_FORTRAN_SYMBOL(dgesvd);
+void kokkossketch_sgesdd(const char* jobz, const int* m, const int* n, float* a, const int* lda,
+                         float* s, float* u, const int* ldu, float* vt, const int* ldvt,
+                         float* work, const int* lwork, int* iwork, int* info, std::size_t)
+    KOKKOSSKETCH_FORTRAN_SYMBOL(sgesdd);
+void kokkossketch_dgesdd(const char* jobz, const int* m, const int* n, double* a, const int* lda,
+                         double* s, double* u, const int* ldu, double* vt, const int* ldvt,
+                         double* work, const int* lwork, int* iwork, int* info, std::size_t)
+    KOKKOSSKETCH_FORTRAN_SYMBOL(dgesdd);
 }
 
 namespace KokkosSketch {
@@ -81,6 +104,22 @@ struct HostLapack<float> {
     const char uplo = 'U', diag = 'N';
     kokkossketch_strsm(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
   }
+  static void potrf(int n, float* a, int lda, int* info) {
+    const char uplo = 'U';
+    kokkossketch_spotrf(&uplo, &n, a, &lda, info, 1);
+  }
+  static void gesvd(int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt,
+                    int ldvt, float* work, int lwork, int* info) {
+    const char job = 'S';
+    kokkossketch_sgesvd(&job, &job, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, info,
+                        1, 1);
+  }
+  static void gesdd(int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt,
+                    int ldvt, float* work, int lwork, int* iwork, int* info) {
+    const char job = 'S';
+    kokkossketch_sgesdd(&job, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info,
+                        1);
+  }
 };
 
 template <>
@@ -98,6 +137,22 @@ struct HostLapack<double> {
     const double one = 1.0;
     const char uplo = 'U', diag = 'N';
     kokkossketch_dtrsm(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
+  }
+  static void potrf(int n, double* a, int lda, int* info) {
+    const char uplo = 'U';
+    kokkossketch_dpotrf(&uplo, &n, a, &lda, info, 1);
+  }
+  static void gesvd(int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt,
+                    int ldvt, double* work, int lwork, int* info) {
+    const char job = 'S';
+    kokkossketch_dgesvd(&job, &job, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, info,
+                        1, 1);
+  }
+  static void gesdd(int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt,
+                    int ldvt, double* work, int lwork, int* iwork, int* info) {
+    const char job = 'S';
+    kokkossketch_dgesdd(&job, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info,
+                        1);
   }
 };
 
@@ -145,8 +200,66 @@ struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSp
                  B, ldb);
   }
 
+  bool potrf(const ExecSpace& space, int n, Scalar* A, int lda) {
+    fence(space, "KokkosSketch::DenseLA::potrf[lapack]");
+    int info = 0;
+    lapack::potrf(n, A, lda, &info);
+    KOKKOSSKETCH_THROW_IF(info < 0, "DenseLA::potrf", "xPOTRF rejected argument ", -info);
+    return info == 0;
+  }
+
+  void gesvd(const ExecSpace& space, SvdDriver driver, int m, int n, Scalar* A, int lda,
+             Scalar* S, Scalar* U, int ldu, Scalar* VT, int ldvt) {
+    fence(space, "KokkosSketch::DenseLA::gesvd[lapack]");
+    const std::int64_t mn = m < n ? m : n, mx = m < n ? n : m;
+    int info = 0, lwork = -1;
+    Scalar query = 0;
+    if (driver == SvdDriver::qr_iteration) {
+      lapack::gesvd(m, n, A, lda, S, U, ldu, VT, ldvt, &query, lwork, &info);
+      KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::gesvd", "xGESVD workspace query failed, info = ",
+                            info);
+      // The documented minimum, in case the query (a Scalar) rounded down.
+      const std::int64_t need = 5 * mn + mx;
+      lwork = work_size("DenseLA::gesvd", query, need);
+      m_work.resize(std::size_t(lwork));
+      lapack::gesvd(m, n, A, lda, S, U, ldu, VT, ldvt, m_work.data(), lwork, &info);
+      KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::gesvd", "xGESVD ",
+                            info < 0 ? "rejected an argument" : "did not converge",
+                            ", info = ", info);
+    } else {
+      m_iwork.resize(std::size_t(8 * (mn > 0 ? mn : 1)));
+      lapack::gesdd(m, n, A, lda, S, U, ldu, VT, ldvt, &query, lwork, m_iwork.data(), &info);
+      KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::gesvd", "xGESDD workspace query failed, info = ",
+                            info);
+      // xGESDD's documented minimum for JOBZ = 'S' (older LAPACKs under-report the query).
+      const std::int64_t need = 3 * mn + (mx > 4 * mn * mn + 4 * mn ? mx : 4 * mn * mn + 4 * mn);
+      lwork = work_size("DenseLA::gesvd", query, need);
+      m_work.resize(std::size_t(lwork));
+      lapack::gesdd(m, n, A, lda, S, U, ldu, VT, ldvt, m_work.data(), lwork, m_iwork.data(),
+                    &info);
+      KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::gesvd", "xGESDD ",
+                            info < 0 ? "rejected an argument" : "did not converge",
+                            ", info = ", info);
+    }
+  }
+
+  /// Path taken by gesvd with `driver` (for profiling labels and documentation).
+  static const char* svd_path(SvdDriver driver) {
+    return driver == SvdDriver::qr_iteration ? "xgesvd" : "xgesdd";
+  }
+
  private:
+  static int work_size(const char* f, Scalar query, std::int64_t need) {
+    std::int64_t q = std::int64_t(double(query) * (1.0 + 4.0 * double(std::numeric_limits<Scalar>::epsilon()))) + 1;
+    if (q < need) q = need;
+    if (q < 1) q = 1;
+    KOKKOSSKETCH_THROW_IF(q > std::int64_t(INT_MAX), f, "LAPACK workspace of ", q,
+                          " entries does not fit a 32-bit integer");
+    return int(q);
+  }
+
   std::vector<Scalar> m_work;
+  std::vector<int> m_iwork;
 };
 
 }  // namespace Impl

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The internal dense linear algebra interface: QR reproduces A = Q R with orthonormal Q and
 // upper-triangular R (FP64 host check), triangular solves and GEMM against FP64 host
-// references, rank-deficiency detection, bad extents.
+// references, Cholesky R^T R = A and its failure on indefinite input, the thin SVD
+// (reconstruction, orthonormal factors, singular values against LAPACK dgesvd in FP64) for
+// tall, wide and square matrices with both drivers, rank-deficiency detection, bad extents.
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_SketchTestUtils.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 
 #include <cmath>
@@ -210,6 +213,119 @@ TYPED_TEST(DenseLATest, RankDeficiencyIsDetected) {
   EXPECT_THROW(la.check_full_rank("test", la.qr(An), m), Error);
 }
 
+/// Symmetric positive definite n x n (row-major): M^T M / n + I, M uniform in [-1, 1].
+std::vector<double> spd_matrix(std::int64_t n, unsigned seed) {
+  const auto a = random_data(n, n, seed);
+  auto g = matmul(transpose(a, n, n), a, n, n, n);
+  for (auto& x : g) x /= double(n);
+  for (std::int64_t i = 0; i < n; ++i) g[i * n + i] += 1.0;
+  return g;
+}
+
+template <class Space, class Scalar>
+void check_potrf(std::int64_t n, unsigned seed, double tol) {
+  const auto g = spd_matrix(n, seed);
+  auto A = to_view<Scalar, Kokkos::LayoutLeft, Space>(g, n, n);
+  Impl::DenseLA<Space, Scalar> la(Space{});
+  ASSERT_TRUE(la.potrf(A));
+  auto r = TestUtil::to_host(A);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < i; ++j) {
+      // The strict lower triangle is left as it was (the symmetric input).
+      EXPECT_EQ(r[i * n + j], double(Scalar(g[i * n + j]))) << i << "," << j;
+      r[i * n + j] = 0.0;
+    }
+  for (std::int64_t i = 0; i < n; ++i) EXPECT_GT(r[i * n + i], 0.0) << i;
+  // R^T R = A (Cholesky is backward stable: |A - R^T R| <= c n eps |R^T| |R|, |R| = O(1)).
+  EXPECT_TRUE(TestUtil::allclose(matmul(transpose(r, n, n), r, n, n, n), g, 0.0, tol, n));
+}
+
+TYPED_TEST(DenseLATest, PotrfFactorsSpdMatrix) {
+  using Space = TypeParam;
+  check_potrf<Space, double>(31, 12, 1e-13);
+  check_potrf<Space, float>(31, 13, 1e-5);
+  check_potrf<Space, double>(1, 14, 1e-15);
+}
+
+TYPED_TEST(DenseLATest, PotrfReportsIndefiniteMatrix) {
+  using Space = TypeParam;
+  const std::int64_t n = 9;
+  auto g = spd_matrix(n, 15);
+  for (std::int64_t j = 0; j < n; ++j) {  // make the trailing 4 x 4 block indefinite
+    g[6 * n + j] = g[j * n + 6] = 0.0;
+  }
+  g[6 * n + 6] = -1.0;
+  Impl::DenseLA<Space, double> la(Space{});
+  auto A = to_view<double, Kokkos::LayoutLeft, Space>(g, n, n);
+  EXPECT_FALSE(la.potrf(A));
+  Impl::DenseLA<Space, float> lf(Space{});
+  auto Af = to_view<float, Kokkos::LayoutLeft, Space>(g, n, n);
+  EXPECT_FALSE(lf.potrf(Af));
+  // A zero matrix is positive semidefinite but not definite.
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> Z("Z", 3, 3);
+  EXPECT_FALSE(la.potrf(Z));
+}
+
+/// Checks A = U diag(S) VT, orthonormal U and VT, S descending and equal to LAPACK's FP64
+/// dgesvd singular values of A.
+template <class Space, class Scalar>
+void check_gesvd(std::int64_t m, std::int64_t n, Impl::SvdDriver driver, unsigned seed,
+                 double tol) {
+  using mem = typename Space::memory_space;
+  const std::int64_t k = std::min(m, n);
+  // Singular values spread over [1e-2, 1]: random orthonormal factors, graded spectrum.
+  std::vector<double> sigma(static_cast<std::size_t>(k));
+  for (std::int64_t i = 0; i < k; ++i) sigma[std::size_t(i)] = std::pow(1e-2, double(i) / double(k));
+  TestUtil::HostMatrix M = TestUtil::matrix_with_singular_values(std::max(m, n), sigma, seed);
+  if (m < n) {  // transpose the tall host matrix
+    TestUtil::HostMatrix T(m, n);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) T(i, j) = M(j, i);
+    M = T;
+  }
+  std::vector<double> a(std::size_t(m * n));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) a[std::size_t(i * n + j)] = double(Scalar(M(i, j)));
+  const auto want_s = TestUtil::singular_values(M);
+  auto A = to_view<Scalar, Kokkos::LayoutLeft, Space>(a, m, n);
+  Kokkos::View<Scalar*, mem> S("S", k);
+  Kokkos::View<Scalar**, Kokkos::LayoutLeft, mem> U("U", m, k), VT("VT", k, n);
+  Impl::DenseLA<Space, Scalar> la(Space{});
+  la.gesvd(A, S, U, VT, driver);
+  const auto s = TestUtil::host_vector(S);
+  const auto u = TestUtil::to_host(U), vt = TestUtil::to_host(VT);
+  const std::string what = std::string(la.svd_path(driver)) + " " + std::to_string(m) + " x " +
+                           std::to_string(n);
+  for (std::int64_t i = 0; i + 1 < k; ++i) EXPECT_GE(s[i], s[i + 1]) << what << " i = " << i;
+  EXPECT_TRUE(TestUtil::allclose(s, want_s, tol, 0.0, 1)) << what;
+  // U diag(S) VT = A.
+  std::vector<double> us(u);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < k; ++j) us[i * k + j] *= s[j];
+  EXPECT_TRUE(TestUtil::allclose(matmul(us, vt, m, k, n), a, 0.0, tol, n)) << what;
+  std::vector<double> eye(k * k, 0.0);
+  for (std::int64_t i = 0; i < k; ++i) eye[i * k + i] = 1.0;
+  EXPECT_TRUE(TestUtil::allclose(matmul(transpose(u, m, k), u, k, m, k), eye, 0.0, tol, k))
+      << what << ": U^T U";
+  EXPECT_TRUE(TestUtil::allclose(matmul(vt, transpose(vt, k, n), k, n, k), eye, 0.0, tol, k))
+      << what << ": VT VT^T";
+}
+
+TYPED_TEST(DenseLATest, GesvdTallWideSquare) {
+  using Space = TypeParam;
+  using Impl::SvdDriver;
+  // Tolerances: backward stable SVDs give |A - U S VT| and orthogonality of a few
+  // (m + n) eps; singular values to eps ||A|| (Weyl), ||A|| = 1.
+  for (SvdDriver d : {SvdDriver::automatic, SvdDriver::qr_iteration}) {
+    check_gesvd<Space, double>(40, 13, d, 20, 1e-12);
+    check_gesvd<Space, double>(13, 40, d, 21, 1e-12);
+    check_gesvd<Space, double>(17, 17, d, 22, 1e-12);
+    check_gesvd<Space, float>(40, 13, d, 23, 5e-5);
+    check_gesvd<Space, float>(13, 40, d, 24, 5e-5);
+    check_gesvd<Space, double>(5, 1, d, 25, 1e-13);
+  }
+}
+
 TYPED_TEST(DenseLATest, BadExtentsThrow) {
   using Space = TypeParam;
   Impl::DenseLA<Space, double> la(Space{});
@@ -222,6 +338,12 @@ TYPED_TEST(DenseLATest, BadExtentsThrow) {
   Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> B("B", 4, 3);
   EXPECT_THROW(la.trsm(Side::left, Trans::none, R, B), Error);
   EXPECT_NO_THROW(la.trsm(Side::right, Trans::none, R, B));  // zero R is not checked here
+  EXPECT_THROW(la.potrf(B), Error);  // not square
+  Kokkos::View<double*, typename Space::memory_space> S("S", 3);
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> U("U", 4, 3),
+      VT("VT", 3, 3), Ubad("Ubad", 4, 4);
+  EXPECT_THROW(la.gesvd(B, S, Ubad, VT), Error);
+  EXPECT_THROW(la.gesvd(B, tau, U, VT), Error);  // S too short
 }
 
 }  // namespace
