@@ -3,6 +3,7 @@
 // seed's Algorithm 2) on tensors of order 3 and 4, against independent FP64 host references:
 // the generator re-implemented on the host from the operators' entries, unfolding singular
 // values and the truncated HOSVD by LAPACK dgesvd.
+#include <KokkosSketch_RPHOSVD.hpp>
 #include <KokkosSketch_TestTensors.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 #include <KokkosSketch_SketchTestUtils.hpp>
@@ -250,6 +251,305 @@ TYPED_TEST(TuckerTestTensor, BadInput) {
   auto sub = Kokkos::subview(big, Kokkos::make_pair(0, 24), Kokkos::ALL, Kokkos::ALL);
   expect_error([&] { KokkosSketch::tucker_test_tensor(Space(), st, J3, 2, sub); }, f,
                "contiguous");
+}
+
+// ---------------------------------------------------------------------------------------------
+// RP-HOSVD
+
+/// Leading r left singular vectors of M (LAPACK dgesvd, FP64).
+inline HostMatrix left_singular_vectors(const HostMatrix& M, std::int64_t r) {
+  const int m = int(M.rows), n = int(M.cols), k = std::min(m, n);
+  HostMatrix F = M, U(m, k);
+  std::vector<double> s(static_cast<std::size_t>(k));
+  const char jobu = 'S', jobvt = 'N';
+  const int one = 1;
+  int info = 0, lwork = -1;
+  double wq = 0, dummy = 0;
+  dgesvd_(&jobu, &jobvt, &m, &n, F.a.data(), &m, s.data(), U.a.data(), &m, &dummy, &one, &wq,
+          &lwork, &info, 1, 1);
+  KokkosSketch::TestUtil::Impl::lapack_check(info, "dgesvd (query)");
+  lwork = std::max(1, int(wq));
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgesvd_(&jobu, &jobvt, &m, &n, F.a.data(), &m, s.data(), U.a.data(), &m, &dummy, &one,
+          work.data(), &lwork, &info, 1, 1);
+  KokkosSketch::TestUtil::Impl::lapack_check(info, "dgesvd");
+  HostMatrix Ur(m, r);
+  for (std::int64_t j = 0; j < r; ++j)
+    for (std::int64_t i = 0; i < m; ++i) Ur(i, j) = U(i, j);
+  return Ur;
+}
+
+/// g = A x_1 Q_1^T ... x_N Q_N^T in FP64.
+inline HostTensor host_core(const HostTensor& A, const std::vector<HostMatrix>& Q) {
+  HostTensor g = A;
+  for (std::size_t k = 0; k < Q.size(); ++k) g = mode_mult(g, int(k), transpose(Q[k]));
+  return g;
+}
+
+/// ||A - g x_1 Q_1 ... x_N Q_N||_F / ||A||_F in FP64.
+inline double host_tucker_error(const HostTensor& A, const HostTensor& g,
+                                const std::vector<HostMatrix>& Q) {
+  HostTensor R = g;
+  for (std::size_t k = 0; k < Q.size(); ++k) R = mode_mult(R, int(k), Q[k]);
+  return rel_diff(A, R);
+}
+
+/// Relative error of the truncated HOSVD (De Lathauwer et al. 2000) with ranks r, FP64.
+inline double thosvd_error(const HostTensor& A, const std::vector<std::int64_t>& r) {
+  std::vector<HostMatrix> U;
+  for (int k = 0; k < A.order(); ++k) U.push_back(left_singular_vectors(unfold(A, k), r[k]));
+  return host_tucker_error(A, host_core(A, U), U);
+}
+
+/// max |Q^T Q - I|.
+inline double orthonormality_defect(const HostMatrix& Q) {
+  double worst = 0;
+  for (std::int64_t a = 0; a < Q.cols; ++a)
+    for (std::int64_t b = 0; b < Q.cols; ++b) {
+      double d = 0;
+      for (std::int64_t i = 0; i < Q.rows; ++i) d += Q(i, a) * Q(i, b);
+      worst = std::max(worst, std::abs(d - (a == b ? 1.0 : 0.0)));
+    }
+  return worst;
+}
+
+template <class Space>
+using Factor = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
+
+/// The result of one RP-HOSVD on the device, copied to the host.
+struct HostTucker {
+  HostTensor g;
+  std::vector<HostMatrix> Q;
+  double error = 0;       ///< tucker_relative_error (the library's FP64 helper)
+  double host_error = 0;  ///< the same error recomputed on the host from g and Q
+};
+
+template <class Space, int N>
+HostTucker run_rphosvd(const typename TensorType<Space, N>::type& A, const HostTensor& hA,
+                       const std::vector<std::int64_t>& ranks,
+                       const KokkosSketch::RPHOSVDOptions& opts) {
+  using namespace KokkosSketch;
+  std::vector<std::int64_t> I(N);
+  for (int k = 0; k < N; ++k) I[k] = std::int64_t(A.extent(k));
+  RPHOSVD<Space> plan(Space(), I, ranks, opts);
+  auto g = make_tensor<Space, N>(ranks);
+  std::vector<Factor<Space>> Q;
+  for (int k = 0; k < N; ++k) Q.emplace_back("KokkosSketch::test::Q", I[k], ranks[k]);
+  HostTucker out;
+  if constexpr (N == 3) {
+    plan.compute(A, g, Q[0], Q[1], Q[2]);
+    out.error = tucker_relative_error(Space(), A, g, Q[0], Q[1], Q[2]);
+  } else {
+    plan.compute(A, g, Q[0], Q[1], Q[2], Q[3]);
+    out.error = tucker_relative_error(Space(), A, g, Q[0], Q[1], Q[2], Q[3]);
+  }
+  out.g = host_tensor(g);
+  for (int k = 0; k < N; ++k) out.Q.push_back(TestUtil::from_view(Q[k]));
+  out.host_error = host_tucker_error(hA, out.g, out.Q);
+  return out;
+}
+
+template <class Space>
+class RPHOSVDTest : public ::testing::Test {};
+TYPED_TEST_SUITE(RPHOSVDTest, KokkosSketch::TestUtil::ExecutionSpaces,
+                 KokkosSketch::TestUtil::SpaceName);
+
+/// Properties every RP-HOSVD result has: orthonormal factors, g = A x Q^T, and the library's
+/// error helper agreeing with the host's FP64 reconstruction.
+inline void check_tucker_properties(const HostTensor& hA, const HostTucker& r) {
+  for (std::size_t k = 0; k < r.Q.size(); ++k)
+    EXPECT_LT(orthonormality_defect(r.Q[k]), 1e-5) << "Q_" << k + 1;
+  // FP32 contraction chain: relative error a few 1e-7 of ||A|| (||g|| <= ||A||).
+  const HostTensor want = host_core(hA, r.Q);
+  double d = 0;
+  for (std::size_t q = 0; q < want.a.size(); ++q) d += std::pow(want.a[q] - r.g.a[q], 2);
+  EXPECT_LT(std::sqrt(d) / frobenius(hA), 1e-5);
+  EXPECT_NEAR(r.error, r.host_error, 1e-6 + 1e-6 * r.host_error);
+}
+
+template <class Space, int N>
+void check_exact_rank(const std::vector<std::int64_t>& I, const std::vector<std::int64_t>& J,
+                      std::uint64_t seed) {
+  auto A = make_tensor<Space, N>(I);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(seed), J, kPad, A);
+  const HostTensor hA = host_tensor(A);
+  KokkosSketch::RPHOSVDOptions opts;
+  opts.state = KokkosSketch::RNGState(seed + 100);
+  // The seed's evaluation: generator ranks J_i with padding p (multilinear rank J_i - p),
+  // RP-HOSVD with ranks J_i. range(A_(i) Omega_(i)) contains range(A_(i)) with probability 1,
+  // so only FP32 rounding remains: 3.8e-7 to 1.0e-6 over 30 seeds of each shape (3-way and
+  // 4-way, Serial), bound 1e-5.
+  {
+    const HostTucker r = run_rphosvd<Space, N>(A, hA, J, opts);
+    check_tucker_properties(hA, r);
+    EXPECT_LT(r.error, 1e-5) << "N = " << N;
+    EXPECT_LT(r.host_error, 1e-5) << "N = " << N;
+  }
+  // Ranks exactly J_i - p (no oversampling): the rounding noise of A is amplified by
+  // 1 / sigma_min of the sketched block of Omega_(i), which is heavy-tailed: 7.6e-7 to 1.05e-4
+  // over the same 60 cases, bound 1e-3 (still far below any truncation error).
+  std::vector<std::int64_t> exact(J);
+  for (auto& r : exact) r -= kPad;
+  const HostTucker r = run_rphosvd<Space, N>(A, hA, exact, opts);
+  check_tucker_properties(hA, r);
+  EXPECT_LT(r.error, 1e-3) << "N = " << N;
+}
+
+TYPED_TEST(RPHOSVDTest, ExactMultilinearRankIsRecovered) {
+  check_exact_rank<TypeParam, 3>(I3, J3, 21);
+  check_exact_rank<TypeParam, 4>(I4, J4, 22);
+}
+
+template <class Space, int N>
+void check_truncated(const std::vector<std::int64_t>& I, const std::vector<std::int64_t>& J,
+                     const std::vector<std::int64_t>& ranks, std::uint64_t seed) {
+  auto A = make_tensor<Space, N>(I);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(seed), J, kPad, A);
+  const HostTensor hA = host_tensor(A);
+  KokkosSketch::RPHOSVDOptions opts;
+  opts.state = KokkosSketch::RNGState(seed + 100);
+  const HostTucker r = run_rphosvd<Space, N>(A, hA, ranks, opts);
+  check_tucker_properties(hA, r);
+  const double th = thosvd_error(hA, ranks);
+  // Lower bound (a theorem): the truncated HOSVD is within sqrt(N) of the best Tucker
+  // approximation of these ranks (De Lathauwer et al. 2000), and no approximation beats the
+  // best one.
+  EXPECT_GE(r.error, th / std::sqrt(double(N)) * (1 - 1e-6));
+  // Upper bound (measured): without oversampling or power iterations, RP-HOSVD on these
+  // tensors (ranks far below the multilinear rank) gave 1.03x to 3.29x the truncated HOSVD's
+  // error over 30 seeds of each shape; bound 4x.
+  EXPECT_LE(r.error, 4.0 * th) << "RP-HOSVD " << r.error << " vs truncated HOSVD " << th;
+}
+
+TYPED_TEST(RPHOSVDTest, TruncatedErrorCloseToTruncatedHOSVD) {
+  check_truncated<TypeParam, 3>(I3, J3, {4, 3, 2}, 31);
+  check_truncated<TypeParam, 4>(I4, J4, {3, 2, 2, 1}, 32);
+}
+
+/// || Q1 Q1^T - Q2 Q2^T ||_F: distance of the subspaces (sign-invariant).
+inline double projector_distance(const HostMatrix& Q1, const HostMatrix& Q2) {
+  const HostMatrix P1 = KokkosSketch::TestUtil::matmul(Q1, transpose(Q1));
+  const HostMatrix P2 = KokkosSketch::TestUtil::matmul(Q2, transpose(Q2));
+  double d = 0;
+  for (std::size_t q = 0; q < P1.a.size(); ++q) d += std::pow(P1.a[q] - P2.a[q], 2);
+  return std::sqrt(d);
+}
+
+TYPED_TEST(RPHOSVDTest, SameStateSameResultOnEverySpace) {
+  using Space = TypeParam;
+  const std::vector<std::int64_t> ranks{4, 3, 2};
+  auto A = make_tensor<Space, 3>(I3);
+  auto B = make_tensor<Kokkos::Serial, 3>(I3);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(41), J3, kPad, A);
+  KokkosSketch::tucker_test_tensor(Kokkos::Serial(), KokkosSketch::RNGState(41), J3, kPad, B);
+  const HostTensor hA = host_tensor(A), hB = host_tensor(B);
+  KokkosSketch::RPHOSVDOptions opts;
+  opts.state = KokkosSketch::RNGState(42);
+  const HostTucker r = run_rphosvd<Space, 3>(A, hA, ranks, opts);
+  const HostTucker s = run_rphosvd<Kokkos::Serial, 3>(B, hB, ranks, opts);
+  for (int k = 0; k < 3; ++k) EXPECT_LT(projector_distance(r.Q[k], s.Q[k]), 1e-4) << "Q_" << k + 1;
+  // Householder QR has the same sign convention in LAPACK and cuSOLVER: g matches entrywise.
+  EXPECT_LT(rel_diff(s.g, r.g), 1e-4);
+  EXPECT_NEAR(r.error, s.error, 1e-5);
+  // Another state draws other Omegas: other factors.
+  opts.state = KokkosSketch::RNGState(43);
+  const HostTucker t = run_rphosvd<Space, 3>(A, hA, ranks, opts);
+  EXPECT_GT(projector_distance(r.Q[0], t.Q[0]), 1e-2);
+}
+
+TYPED_TEST(RPHOSVDTest, NextStateChainsTheModes) {
+  using Space = TypeParam;
+  KokkosSketch::RPHOSVDOptions opts;
+  opts.state = KokkosSketch::RNGState(7);
+  KokkosSketch::RPHOSVD<Space> plan(Space(), I3, J3, opts);
+  // Omega_(i) is (prod_{k != i} I_k) x J_i and advances counter words (2, 3) by J_i.
+  const std::uint64_t used = std::uint64_t(J3[0] + J3[1] + J3[2]);
+  EXPECT_TRUE(plan.next_state() ==
+              KokkosSketch::RNGState(opts.state.key, KokkosSketch::Impl::offset_counter(
+                                                         opts.state.counter, 0, used)));
+  // The contraction order needs the fewest flops of all 3! orders (a step on a tensor of
+  // `size` entries contracting mode k costs 2 J_k size flops).
+  auto flops = [&](const std::vector<int>& order) {
+    std::vector<std::int64_t> cur = I3;
+    double total = 0;
+    for (int k : order) {
+      total += 2.0 * double(J3[k]) * double(cur[0] * cur[1] * cur[2]);
+      cur[k] = J3[k];
+    }
+    return total;
+  };
+  const std::vector<int> order = plan.contraction_order();
+  std::vector<int> perm{0, 1, 2};
+  ASSERT_TRUE(std::is_permutation(order.begin(), order.end(), perm.begin()));
+  do {
+    EXPECT_LE(flops(order), flops(perm));
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  EXPECT_LT(flops(order), flops({0, 1, 2}));  // here the paper's order 1, 2, 3 costs more
+}
+
+TYPED_TEST(RPHOSVDTest, LayoutsOfCoreAndFactors) {
+  using Space = TypeParam;
+  using mem_t = typename Space::memory_space;
+  auto A = make_tensor<Space, 3>(I3);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(51), J3, kPad, A);
+  KokkosSketch::RPHOSVD<Space> plan(Space(), I3, J3);
+  Kokkos::View<float***, Kokkos::LayoutRight, mem_t> g("g", J3[0], J3[1], J3[2]);
+  Kokkos::View<float**, Kokkos::LayoutRight, mem_t> Q1("Q1", I3[0], J3[0]);
+  Kokkos::View<float**, Kokkos::LayoutLeft, mem_t> Q2("Q2", I3[1], J3[1]);
+  Kokkos::View<float**, Kokkos::LayoutRight, mem_t> Q3("Q3", I3[2], J3[2]);
+  plan.compute(A, g, Q1, Q2, Q3);
+  EXPECT_LT(KokkosSketch::tucker_relative_error(Space(), A, g, Q1, Q2, Q3), 1e-5);
+  // A LayoutStride A with column-major strides is accepted.
+  auto As = Kokkos::subview(A, Kokkos::ALL, Kokkos::ALL, Kokkos::make_pair(0, int(I3[2])));
+  Kokkos::View<const float***, Kokkos::LayoutStride, mem_t> Astride = As;
+  plan.compute(Astride, g, Q1, Q2, Q3);
+  EXPECT_LT(KokkosSketch::tucker_relative_error(Space(), Astride, g, Q1, Q2, Q3), 1e-5);
+}
+
+TYPED_TEST(RPHOSVDTest, BadInput) {
+  using Space = TypeParam;
+  using KokkosSketch::RPHOSVD;
+  using KokkosSketch::TestUtil::expect_error;
+  const char* f = "RPHOSVD";
+  expect_error([] { RPHOSVD<Space> p(Space(), {24, 20}, {8, 7}); }, f, "order 3 and 4");
+  expect_error([] { RPHOSVD<Space> p(Space(), {4, 4, 4, 4, 4}, {2, 2, 2, 2, 2}); }, f,
+               "order 3 and 4");
+  expect_error([] { RPHOSVD<Space> p(Space(), {24, 20, 18}, {8, 7}); }, f, "ranks has 2");
+  expect_error([] { RPHOSVD<Space> p(Space(), {24, 20, 18}, {8, 0, 6}); }, f,
+               "must be positive");
+  expect_error([] { RPHOSVD<Space> p(Space(), {24, 20, 18}, {8, 21, 6}); }, f,
+               "rank J_2 = 21 exceeds I_2 = 20");
+  expect_error([] { RPHOSVD<Space> p(Space(), {2, 2, 30}, {2, 2, 5}); }, f,
+               "exceeds the other modes' product 4");
+  expect_error([] { RPHOSVD<Space> p(Space(), {24, 0, 18}, {8, 7, 6}); }, f, "must be positive");
+
+  RPHOSVD<Space> plan(Space(), I3, J3);
+  auto A = make_tensor<Space, 3>(I3);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(61), J3, kPad, A);
+  auto g = make_tensor<Space, 3>(J3);
+  Factor<Space> Q1("Q1", I3[0], J3[0]), Q2("Q2", I3[1], J3[1]), Q3("Q3", I3[2], J3[2]);
+  const char* c = "RPHOSVD::compute";
+  auto A2 = make_tensor<Space, 3>({24, 20, 17});
+  expect_error([&] { plan.compute(A2, g, Q1, Q2, Q3); }, c, "plan was made for (24 x 20 x 18)");
+  auto g2 = make_tensor<Space, 3>({8, 7, 5});
+  expect_error([&] { plan.compute(A, g2, Q1, Q2, Q3); }, c, "g is (8 x 7 x 5)");
+  Factor<Space> Qbad("Q", I3[1], J3[1] + 1);
+  expect_error([&] { plan.compute(A, g, Q1, Qbad, Q3); }, c, "Q_2 is 20 x 8");
+  auto A4 = make_tensor<Space, 4>({24, 20, 18, 1});
+  auto g4 = make_tensor<Space, 4>({8, 7, 6, 1});
+  Factor<Space> Q4("Q4", 1, 1);
+  expect_error([&] { plan.compute(A4, g4, Q1, Q2, Q3, Q4); }, c, "order 4");
+  auto big = make_tensor<Space, 3>({30, 20, 18});
+  auto sub = Kokkos::subview(big, Kokkos::make_pair(0, 24), Kokkos::ALL, Kokkos::ALL);
+  expect_error([&] { plan.compute(sub, g, Q1, Q2, Q3); }, c, "contiguous");
+  // NaN in A: found in the first projection, before any QR.
+  auto h = Kokkos::create_mirror_view(A);
+  Kokkos::deep_copy(h, A);
+  h(3, 4, 5) = std::nanf("");
+  Kokkos::deep_copy(A, h);
+  expect_error([&] { plan.compute(A, g, Q1, Q2, Q3); }, c, "NaN or Inf");
+  expect_error([&] { KokkosSketch::tucker_relative_error(Space(), A, g, Q1, Qbad, Q3); },
+               "tucker_relative_error", "Q_2 is 20 x 8");
 }
 
 }  // namespace

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_RPHOSVD.hpp
+/// \brief Random-projection HOSVD (RP-HOSVD) of FP32 tensors of order 3 and 4: the seed
+/// paper's Algorithm 2 (Ootomo & Yokota; Ahmadi-Asl et al. 2021), with the projections by
+/// SGEMM or by mixed-precision SHGEMM against an FP16 Gaussian operator.
+#ifndef KOKKOSSKETCH_RPHOSVD_HPP
+#define KOKKOSSKETCH_RPHOSVD_HPP
+
+#include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Half.hpp>
+#include <KokkosSketch_HalfGaussianOp.hpp>
+#include <KokkosSketch_Profiling.hpp>
+#include <KokkosSketch_RNG.hpp>
+#include <KokkosSketch_Traits.hpp>
+#include <impl/KokkosSketch_RPHOSVD_impl.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace KokkosSketch {
+
+/// \brief How the random projections W = A_(i) Omega_(i) of RP-HOSVD are computed.
+///
+/// The enumerators are those of the randomized SVD's projection choice, so that the two can
+/// be unified.
+enum class RPHOSVDProjection {
+  /// FP32 SGEMM (KokkosBlas::gemm: host BLAS, cuBLAS) with the exact FP32 values of the FP16
+  /// Gaussian operator, materialized: the FP32 baseline.
+  sgemm,
+  /// SHGEMM on FP16 Tensor Cores (A split into two FP16 terms), Omega materialized in FP16.
+  shgemm_fp16,
+  /// SHGEMM on TF32 Tensor Cores (full exponent range), Omega materialized in FP16.
+  shgemm_tf32,
+  /// SHGEMM that generates the FP16 Omega tiles inside the GEMM (Omega never in memory).
+  shgemm_fused
+};
+
+/// \brief Options of an RPHOSVD plan.
+struct RPHOSVDOptions {
+  /// How the projections W = A_(i) Omega_(i) are computed.
+  RPHOSVDProjection projection = RPHOSVDProjection::sgemm;
+  /// RNG state of Omega_(1); Omega_(i+1) starts at Omega_(i)'s next_state().
+  RNGState state{};
+  /// Count the non-finite entries of every W = A_(i) Omega_(i) and throw Error if there is
+  /// any (NaN/Inf in A, or overflow). Each check waits for the instance; the Householder QR
+  /// that follows waits anyway (LAPACK on the host, cuSOLVER's devInfo on CUDA).
+  bool check_finite = true;
+};
+
+/// \brief Name of a projection method ("sgemm", "shgemm_fp16", "shgemm_tf32", "shgemm_fused").
+/// \param [in] p method
+/// \return its name
+inline const char* projection_name(RPHOSVDProjection p) {
+  switch (p) {
+    case RPHOSVDProjection::sgemm: return "sgemm";
+    case RPHOSVDProjection::shgemm_fp16: return "shgemm_fp16";
+    case RPHOSVDProjection::shgemm_tf32: return "shgemm_tf32";
+    default: return "shgemm_fused";
+  }
+}
+
+/// \brief Plan of the random-projection HOSVD of FP32 tensors of one shape (order 3 or 4):
+/// \f$A \approx g \times_1 Q_1 \times_2 \cdots \times_N Q_N\f$ with a core
+/// \f$g \in \mathbb{R}^{J_1 \times \cdots \times J_N}\f$ and factors
+/// \f$Q_i \in \mathbb{R}^{I_i \times J_i}\f$ with orthonormal columns (Kolda & Bader notation:
+/// \f$(T \times_i M)_{\ldots a \ldots} = \sum_j M_{aj} T_{\ldots j \ldots}\f$).
+///
+/// compute() runs the seed paper's Algorithm 2: for i = 1..N,
+/// \f$W = A_{(i)} \Omega_{(i)}\f$ (\f$A_{(i)}\f$ the I_i x prod_{k != i} I_k mode-i unfolding,
+/// \f$\Omega_{(i)}\f$ a prod_{k != i} I_k x J_i FP16 Gaussian operator, HalfGaussianOp),
+/// \f$Q_i = \mathrm{qr}(W)\f$ (Householder: LAPACK / cuSOLVER geqrf + orgqr); then
+/// \f$g = A \times_1 Q_1^\top \times_2 \cdots \times_N Q_N^\top\f$ by one GEMM per mode, in the
+/// order that needs the fewest flops (contraction_order()).
+///
+/// Unfoldings, for a column-major tensor (mode 1 fastest): \f$A_{(1)}\f$ is the column-major
+/// I_1 x (I_2 ... I_N) matrix of A's memory and \f$A_{(N)}\f$ the transpose of the
+/// column-major (I_1 ... I_{N-1}) x I_N matrix, both used in place; a middle mode is written
+/// by one permuting copy of A (a tiled transpose of each slab) into a plan-owned buffer of
+/// A's size, then multiplied by one GEMM (see docs/lowrank/rp_hosvd.md for the choice).
+///
+/// The plan is non-copyable; it owns the instance, the dense linear algebra plan (cuSOLVER /
+/// cuBLAS handles on CUDA) and every workspace, so compute() allocates nothing. All kernels run
+/// on the instance; compute() is asynchronous except for the waits of the QR (and of the
+/// finiteness checks, see RPHOSVDOptions::check_finite).
+///
+/// Randomness: Omega_(1) is HalfGaussianOp(options().state, prod_{k != 1} I_k, J_1) and
+/// Omega_(i+1) starts at Omega_(i)'s next_state(); every projection method uses the same
+/// Omega (the SGEMM path multiplies by its exact FP32 values), so the methods differ only by
+/// the GEMM's rounding. The same state gives the same result on every backend up to rounding.
+/// \tparam ExecSpace Kokkos execution space of the instance
+template <class ExecSpace>
+class RPHOSVD {
+ public:
+  /// The execution space.
+  using execution_space = ExecSpace;
+  /// Memory space of the workspaces.
+  using memory_space = typename ExecSpace::memory_space;
+
+  /// \brief Checks the shape, binds the plan to `space` and allocates the workspaces.
+  /// \param [in] space instance all work is enqueued on
+  /// \param [in] extents I_1, ..., I_N of the tensors to decompose (N = 3 or 4)
+  /// \param [in] ranks target ranks J_1, ..., J_N, 1 <= J_i <= I_i and
+  ///   J_i <= prod_{k != i} I_k
+  /// \param [in] options projection method, RNG state, finiteness checks
+  /// \throws Error if N is not 3 or 4, the sizes differ, a rank is out of range, or an
+  ///   extent product exceeds the 32-bit integers of BLAS/LAPACK
+  RPHOSVD(const ExecSpace& space, const std::vector<std::int64_t>& extents,
+          const std::vector<std::int64_t>& ranks, const RPHOSVDOptions& options = {})
+      : m_space(space), m_options(options), m_la(space) {
+    const char* f = "RPHOSVD";
+    m_dims = Impl::make_dims(f, extents, "extents");
+    KOKKOSSKETCH_THROW_IF(ranks.size() != extents.size(), f, "ranks has ", ranks.size(),
+                          " entries but extents has ", extents.size());
+    m_ranks = Impl::make_dims(f, ranks, "ranks");
+    const int N = m_dims.order;
+    for (int k = 0; k < N; ++k) {
+      const std::int64_t I = m_dims.n[k], J = m_ranks.n[k], rest = m_dims.size() / I;
+      KOKKOSSKETCH_THROW_IF(J > I, f, "rank J_", k + 1, " = ", J, " exceeds I_", k + 1, " = ",
+                            I);
+      KOKKOSSKETCH_THROW_IF(J > rest, f, "rank J_", k + 1, " = ", J,
+                            " exceeds the other modes' product ", rest,
+                            " (the column count of the unfolding A_(", k + 1, "))");
+      KOKKOSSKETCH_THROW_IF(rest > std::int64_t(INT_MAX) || I > std::int64_t(INT_MAX), f,
+                            "the unfolding A_(", k + 1, ") is ", I, " x ", rest,
+                            "; BLAS/LAPACK need extents below 2^31");
+    }
+    KOKKOSSKETCH_THROW_IF(options.projection != RPHOSVDProjection::sgemm, f, "projection ",
+                          projection_name(options.projection), " is not available yet");
+    m_order = Impl::chain_order(m_dims, m_ranks);
+    allocate();
+  }
+  RPHOSVD(const RPHOSVD&) = delete;
+  RPHOSVD& operator=(const RPHOSVD&) = delete;
+
+  /// \brief The instance the plan works on.
+  /// \return the execution space instance
+  const ExecSpace& space() const { return m_space; }
+  /// \brief Order N of the tensors (3 or 4).
+  /// \return N
+  int order() const { return m_dims.order; }
+  /// \brief Extents I_1, ..., I_N.
+  /// \return a copy of the extents
+  std::vector<std::int64_t> extents() const {
+    return std::vector<std::int64_t>(m_dims.n.begin(), m_dims.n.begin() + order());
+  }
+  /// \brief Target ranks J_1, ..., J_N (the core's extents).
+  /// \return a copy of the ranks
+  std::vector<std::int64_t> ranks() const {
+    return std::vector<std::int64_t>(m_ranks.n.begin(), m_ranks.n.begin() + order());
+  }
+  /// \brief The plan's options.
+  /// \return the options, with the current state
+  const RPHOSVDOptions& options() const { return m_options; }
+  /// \brief Sets the RNG state of Omega_(1) used by the next compute() (e.g. a previous
+  /// call's next_state(), for an independent draw).
+  /// \param [in] state the new state
+  void set_state(const RNGState& state) { m_options.state = state; }
+  /// \brief First RNG state whose counters compute() does not use.
+  /// \return the next_state() of Omega_(N)
+  RNGState next_state() const { return mode_state(order()); }
+  /// \brief The modes (0-based) in the order compute() contracts them into the core: the
+  /// order with the fewest flops, ties broken by fewer entries moved by permuting copies.
+  /// \return a permutation of 0, ..., N - 1
+  std::vector<int> contraction_order() const {
+    return std::vector<int>(m_order.begin(), m_order.begin() + order());
+  }
+  /// \brief Bytes of device (or host) memory the plan's workspaces hold.
+  /// \return the total size of the workspaces
+  std::int64_t workspace_bytes() const { return m_workspace_bytes; }
+
+  /// \brief The RP-HOSVD of A: factors Q_i and core g (the seed's Algorithm 2).
+  ///
+  /// \tparam AView View<const float***> or View<const float****> (const or not), contiguous
+  ///   column-major (LayoutLeft, or LayoutStride with column-major strides)
+  /// \tparam GView float View of the same rank, any layout
+  /// \tparam QViews N float Views of rank 2, any layout
+  /// \param [in] A the tensor, extents I_1, ..., I_N
+  /// \param [out] g the core, extents J_1, ..., J_N; overwritten
+  /// \param [out] Q the factors Q_1, ..., Q_N, Q_i of extents I_i x J_i with orthonormal
+  ///   columns; overwritten
+  /// \throws Error on extents that differ from the plan's, a non-contiguous A, and (with
+  ///   check_finite) NaN/Inf in a projection
+  template <class AView, class GView, class... QViews>
+  void compute(const AView& A, const GView& g, const QViews&... Q) {
+    Impl::static_check_tensor<ExecSpace, AView, false>();
+    static_check_core_and_factors<AView, GView, QViews...>();
+    Impl::ScopedRegion region(std::string("rphosvd[") + projection_name(m_options.projection) +
+                              "]");
+    const char* f = "RPHOSVD::compute";
+    check_tensor_args(f, A, g);
+    std::array<std::int64_t, 4> qr{{0, 0, 0, 0}}, qc{{0, 0, 0, 0}};
+    {
+      int k = 0;
+      ((qr[k] = std::int64_t(Q.extent(0)), qc[k] = std::int64_t(Q.extent(1)), ++k), ...);
+    }
+    for (int k = 0; k < order(); ++k)
+      KOKKOSSKETCH_THROW_IF(qr[k] != m_dims.n[k] || qc[k] != m_ranks.n[k], f, "Q_", k + 1,
+                            " is ", qr[k], " x ", qc[k], " but needs to be ", m_dims.n[k],
+                            " x ", m_ranks.n[k]);
+    const float* a = A.data();
+    for (int k = 0; k < order(); ++k) {
+      project(k, a);
+      mat_t W = factor(k);
+      if (m_options.check_finite) {
+        const std::int64_t bad = Impl::count_nonfinite(m_space, W, "KokkosSketch::check_finite");
+        KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of W = A_(", k + 1, ") Omega_(", k + 1,
+                              ") are NaN or Inf: A holds NaN/Inf, or the projection overflowed");
+      }
+      m_la.geqrf(W, m_tau);
+      m_la.orgqr(W, m_tau);
+    }
+    std::array<mat_t, 4> M;
+    for (int k = 0; k < order(); ++k) M[k] = factor(k);
+    Impl::mode_chain(m_la, a, m_dims, M, true, m_ranks, m_order, m_buf0.data(), m_buf1.data(),
+                     m_core.data(), Impl::ModeProductScratch<float>{m_perm.data(), m_tmp.data()});
+    Impl::store_tensor(m_space, m_core.data(), g);
+    {
+      int k = 0;
+      ((Impl::store_matrix(m_space, factor(k).data(), Q), ++k), ...);
+    }
+  }
+
+  /// \brief One projection W_k = A_(k) Omega_(k) into the plan's W_k (asynchronous); public
+  /// for the device lambdas of the SHGEMM paths, not part of the API.
+  /// \param [in] k mode, 0-based
+  /// \param [in] a A's data (contiguous column-major, the plan's extents)
+  void project(int k, const float* a) {
+    const std::int64_t P = m_dims.before(k), I = m_dims.n[k], S = m_dims.after(k);
+    const std::int64_t rows = P * S, J = m_ranks.n[k];
+    const HalfGaussianOp<fp16> omega(mode_state(k), rows, J);
+    const mat_t W = factor(k);
+    // The unfolding: A_(k) (trans "N") or its transpose (trans "T"), in place or permuted.
+    const float* src = a;
+    std::int64_t ur = I, uc = rows;
+    const char* trans = "N";
+    if (S == 1 && P > 1) {
+      ur = P;
+      uc = I;
+      trans = "T";
+    } else if (P > 1) {
+      Impl::permute_front(m_space, a, m_perm.data(), P, I, S);
+      src = m_perm.data();
+    }
+    const mat_t U(const_cast<float*>(src), ur, uc);
+    switch (m_options.projection) {
+      default: {
+        const mat_t Om(m_omega.data(), rows, J);
+        Impl::materialize_half(m_space, omega, Om);
+        m_la.gemm(trans, "N", 1.0f, U, Om, 0.0f, W);
+        break;
+      }
+    }
+  }
+
+ private:
+  using mat_t = Impl::UMatrix<ExecSpace, float>;
+  using buf_t = Kokkos::View<float*, memory_space>;
+
+  template <class AView, class GView, class... QViews>
+  static constexpr void static_check_core_and_factors() {
+    constexpr int N = int(AView::rank);
+    Impl::static_check_view<ExecSpace, GView, N, true>();
+    static_assert(std::is_same<typename GView::non_const_value_type, float>::value,
+                  "KokkosSketch::RPHOSVD::compute: the core g must hold float");
+    static_assert(int(sizeof...(QViews)) == N,
+                  "KokkosSketch::RPHOSVD::compute: pass one factor Q_i per mode of A");
+    (Impl::static_check_view<ExecSpace, QViews, 2, true>(), ...);
+    static_assert((std::is_same<typename QViews::non_const_value_type, float>::value && ...),
+                  "KokkosSketch::RPHOSVD::compute: the factors Q_i must hold float");
+  }
+  template <class AView, class GView>
+  void check_tensor_args(const char* f, const AView& A, const GView& g) const {
+    const Impl::TensorDims ad = Impl::view_dims(A), gd = Impl::view_dims(g);
+    KOKKOSSKETCH_THROW_IF(ad.order != order(), f, "A has order ", ad.order,
+                          " but the plan was made for order ", order());
+    KOKKOSSKETCH_THROW_IF(!Impl::same_dims(ad, m_dims), f, "A is ", Impl::dims_string(ad),
+                          " but the plan was made for ", Impl::dims_string(m_dims));
+    KOKKOSSKETCH_THROW_IF(!Impl::same_dims(gd, m_ranks), f, "g is ", Impl::dims_string(gd),
+                          " but the ranks are ", Impl::dims_string(m_ranks));
+    KOKKOSSKETCH_THROW_IF(!Impl::is_column_major_contiguous(A), f,
+                          "A must be a contiguous column-major array (LayoutLeft without "
+                          "padding, or LayoutStride with the same strides)");
+  }
+
+  /// RNG state of Omega_(k) (k = order() gives the state after the last one).
+  RNGState mode_state(int k) const {
+    RNGState st = m_options.state;
+    for (int l = 0; l < k; ++l)
+      st = HalfGaussianOp<fp16>(st, m_dims.size() / m_dims.n[l], m_ranks.n[l]).next_state();
+    return st;
+  }
+
+  mat_t factor(int k) const { return mat_t(m_W[k].data(), m_dims.n[k], m_ranks.n[k]); }
+
+  void allocate() {
+    const int N = order();
+    auto alloc = [&](const std::string& label, std::int64_t n) {
+      m_workspace_bytes += n * std::int64_t(sizeof(float));
+      return buf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
+                                      "KokkosSketch::RPHOSVD::" + label),
+                   n);
+    };
+    std::int64_t omega = 0, jmax = 0;
+    bool middle = false;
+    for (int k = 0; k < N; ++k) {
+      m_W[k] = alloc("W", m_dims.n[k] * m_ranks.n[k]);
+      omega = std::max(omega, m_dims.size() / m_dims.n[k] * m_ranks.n[k]);
+      jmax = std::max(jmax, m_ranks.n[k]);
+      middle = middle || (m_dims.before(k) > 1 && m_dims.after(k) > 1);
+    }
+    m_tau = alloc("tau", jmax);
+    if (m_options.projection == RPHOSVDProjection::sgemm) m_omega = alloc("Omega", omega);
+    const Impl::ChainSizes cs = Impl::chain_sizes(m_dims, m_ranks, m_order);
+    m_perm = alloc("permuted", std::max(middle ? m_dims.size() : 0, cs.perm_in));
+    m_tmp = alloc("core_permuted", cs.perm_out);
+    m_buf0 = alloc("core_work0", cs.intermediate);
+    m_buf1 = alloc("core_work1", cs.intermediate);
+    m_core = alloc("core", m_ranks.size());
+  }
+
+  ExecSpace m_space;
+  RPHOSVDOptions m_options;
+  Impl::DenseLA<ExecSpace, float> m_la;
+  Impl::TensorDims m_dims, m_ranks;
+  std::array<int, 4> m_order{{0, 1, 2, 3}};
+  std::array<buf_t, 4> m_W;
+  buf_t m_tau, m_omega, m_perm, m_tmp, m_buf0, m_buf1, m_core;
+  std::int64_t m_workspace_bytes = 0;
+};
+
+/// \brief Relative error \f$\|A - g \times_1 Q_1 \times_2 \cdots \times_N Q_N\|_F / \|A\|_F\f$
+/// of a Tucker decomposition (e.g. RP-HOSVD's), computed in FP64: g and the Q_i are converted
+/// to double, the reconstruction runs as a chain of FP64 GEMMs (the order with the fewest
+/// flops) and the norms are summed in double. Waits for the result (a host value);
+/// allocates the reconstruction (8 bytes per entry of A) and its work buffers.
+/// \tparam ExecSpace Kokkos execution space; every View must be accessible from it
+/// \param [in] space instance the work runs on
+/// \param [in] A float tensor of order 3 or 4, contiguous column-major
+/// \param [in] g core, J_1 x ... x J_N, any layout, float or double
+/// \param [in] Q factors Q_1, ..., Q_N, Q_i of extents I_i x J_i, any layout
+/// \return the relative error (host double)
+/// \throws Error on inconsistent extents, a non-contiguous A, or A = 0
+template <class ExecSpace, class AView, class GView, class... QViews,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+double tucker_relative_error(const ExecSpace& space, const AView& A, const GView& g,
+                             const QViews&... Q) {
+  Impl::static_check_tensor<ExecSpace, AView, false>();
+  constexpr int N = int(AView::rank);
+  Impl::static_check_view<ExecSpace, GView, N, false>();
+  static_assert(int(sizeof...(QViews)) == N,
+                "KokkosSketch::tucker_relative_error: pass one factor Q_i per mode of A");
+  (Impl::static_check_view<ExecSpace, QViews, 2, false>(), ...);
+  Impl::ScopedRegion region("tucker_relative_error");
+  const char* f = "tucker_relative_error";
+  const Impl::TensorDims ad = Impl::view_dims(A), gd = Impl::view_dims(g);
+  KOKKOSSKETCH_THROW_IF(!Impl::is_column_major_contiguous(A), f,
+                        "A must be a contiguous column-major array");
+  std::array<std::int64_t, 4> qr{{0, 0, 0, 0}}, qc{{0, 0, 0, 0}};
+  {
+    int k = 0;
+    ((qr[k] = std::int64_t(Q.extent(0)), qc[k] = std::int64_t(Q.extent(1)), ++k), ...);
+  }
+  for (int k = 0; k < N; ++k) {
+    KOKKOSSKETCH_THROW_IF(ad.n[k] == 0 || gd.n[k] == 0, f, "A ", Impl::dims_string(ad),
+                          " or g ", Impl::dims_string(gd), " is empty");
+    KOKKOSSKETCH_THROW_IF(qr[k] != ad.n[k] || qc[k] != gd.n[k], f, "Q_", k + 1, " is ", qr[k],
+                          " x ", qc[k], " but A is ", Impl::dims_string(ad), " and g is ",
+                          Impl::dims_string(gd));
+  }
+  using mem_t = typename ExecSpace::memory_space;
+  using dbuf_t = Kokkos::View<double*, mem_t>;
+  using dmat_t = Impl::UMatrix<ExecSpace, double>;
+  auto alloc = [&](const char* label, std::int64_t n) {
+    return dbuf_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                     std::string("KokkosSketch::tucker_relative_error::") + label),
+                  n);
+  };
+  dbuf_t gd64 = alloc("g", gd.size());
+  Impl::convert_tensor(space, g, gd64.data());
+  std::array<dbuf_t, 4> qd;
+  std::array<dmat_t, 4> M;
+  {
+    int k = 0;
+    ((qd[k] = alloc("Q", qr[k] * qc[k]), Impl::convert_matrix(space, Q, qd[k].data()),
+      M[k] = dmat_t(qd[k].data(), qr[k], qc[k]), ++k),
+     ...);
+  }
+  const std::array<int, 4> order = Impl::chain_order(gd, ad);
+  const Impl::ChainSizes cs = Impl::chain_sizes(gd, ad, order);
+  dbuf_t b0 = alloc("work0", cs.intermediate), b1 = alloc("work1", cs.intermediate);
+  dbuf_t pin = alloc("perm_in", cs.perm_in), pout = alloc("perm_out", cs.perm_out);
+  dbuf_t Ahat = alloc("reconstruction", ad.size());
+  Impl::DenseLA<ExecSpace, double> la(space);
+  Impl::mode_chain(la, const_cast<const double*>(gd64.data()), gd, M, false, ad, order,
+                   b0.data(), b1.data(), Ahat.data(),
+                   Impl::ModeProductScratch<double>{pin.data(), pout.data()});
+  double diff2 = 0, ref2 = 0;
+  Impl::diff_norms(space, A.data(), Ahat.data(), ad.size(), diff2, ref2);
+  KOKKOSSKETCH_THROW_IF(!(ref2 > 0), f, "||A||_F = ", std::sqrt(ref2),
+                        ": the relative error is undefined");
+  return std::sqrt(diff2 / ref2);
+}
+
+/// \brief tucker_relative_error on the default instance of A's execution space.
+/// \param [in] A float tensor of order 3 or 4, contiguous column-major
+/// \param [in] g core
+/// \param [in] Q factors
+/// \return the relative error (host double)
+/// \throws Error as the overload with an execution space instance
+template <class AView, class GView, class... QViews,
+          std::enable_if_t<Kokkos::is_view<AView>::value, int> = 0>
+double tucker_relative_error(const AView& A, const GView& g, const QViews&... Q) {
+  return tucker_relative_error(typename AView::execution_space{}, A, g, Q...);
+}
+
+}  // namespace KokkosSketch
+
+#endif
