@@ -50,6 +50,21 @@ constexpr int kA32Floats = kBM * kLdA32K;  // >= kBK * kLdA32M
 constexpr int kB16Halves = kBN * kBK;      // 8192 halves per stage
 constexpr int kHLHalves = kBM * kBK;       // one split part of one tile
 constexpr int kGroupM = 8;                 // CTA rasterization: groups of 8 row blocks
+#ifndef KOKKOSSKETCH_SHGEMM_FLUSH_TILES
+#define KOKKOSSKETCH_SHGEMM_FLUSH_TILES 1
+#endif
+constexpr int kFlushTiles = KOKKOSSKETCH_SHGEMM_FLUSH_TILES;  // FP16: tiles per Tensor Core chain
+#ifndef KOKKOSSKETCH_SHGEMM_SPLIT_FIRST
+#define KOKKOSSKETCH_SHGEMM_SPLIT_FIRST 1
+#endif
+constexpr bool kSplitFirst = KOKKOSSKETCH_SHGEMM_SPLIT_FIRST;  // split tile t + 1 before tile t's MMAs
+#ifndef KOKKOSSKETCH_SHGEMM_WARPS_M
+#define KOKKOSSKETCH_SHGEMM_WARPS_M 2
+#endif
+constexpr int kWarpsM = KOKKOSSKETCH_SHGEMM_WARPS_M;  // warps along m (8 / kWarpsM along n)
+constexpr int kWarpsN = 8 / kWarpsM;
+constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;  // warp tile
+constexpr int kMT = kWM / 16, kNT = kWN / 8;             // m16 and n8 sub-tiles per warp
 
 enum BMode { b_kmajor = 0, b_nmajor = 1, b_fused = 2 };
 
@@ -201,6 +216,40 @@ __device__ __forceinline__ void load_b(const Params& p, __half* b16, std::int64_
   }
 }
 
+/// Unpredicated copies of an interior A tile (no edge): per-thread base pointer, constant
+/// strides between the thread's chunks.
+template <bool A_KMAJOR>
+__device__ __forceinline__ void load_a_full(const Params& p, float* a32, const float* a_base,
+                                            std::int64_t k0, int tid) {
+  if constexpr (A_KMAJOR) {
+    const float* src = a_base + k0;
+    float* dst = a32 + (tid >> 4) * kLdA32K + 4 * (tid & 15);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) cp_async16(dst + i * 16 * kLdA32K, src + i * 16 * p.lda, 16);
+  } else {
+    const float* src = a_base + k0 * p.lda;
+    float* dst = a32 + (tid >> 5) * kLdA32M + 4 * (tid & 31);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) cp_async16(dst + i * 8 * kLdA32M, src + i * 8 * p.lda, 16);
+  }
+}
+template <int BM>
+__device__ __forceinline__ void load_b_full(const Params& p, __half* b16,
+                                            const std::uint16_t* b_base, std::int64_t k0,
+                                            int tid) {
+  if constexpr (BM == b_kmajor) {
+    const std::uint16_t* src = b_base + k0;
+    __half* dst = b16 + swz64(tid >> 3, 8 * (tid & 7));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) cp_async16(dst + i * 32 * 64, src + i * 32 * p.ldb, 16);
+  } else {
+    const std::uint16_t* src = b_base + k0 * p.ldb;
+    __half* dst = b16 + swz128(tid >> 4, 8 * (tid & 15));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) cp_async16(dst + i * 16 * 128, src + i * 16 * p.ldb, 16);
+  }
+}
+
 /// Generates chunk `i` (8 consecutive k of one column) of the fused operator's tile into a
 /// [n][k] FP16 tile: entry (l, j) = fp16(gaussian32(word (gl % 4) of
 /// Philox(counter + (gl / 4, gj)))), gl = b_row0 + k0 + l, gj = b_col0 + n0 + j.
@@ -275,7 +324,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
   __half* s_hl = reinterpret_cast<__half*>(s_inv + kBM);  // [buffer][hi, lo][tile]
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp >> 2, wn = warp & 3;
+  const int wm = warp / kWarpsN, wn = warp % kWarpsN;
 
   // Grouped rasterization: consecutive CTAs share row blocks of A.
   const std::int64_t bid = blockIdx.x;
@@ -287,11 +336,28 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
   const int T = int((p.k + kBK - 1) / kBK);
 
   // Prologue: tiles 0 and 1 in flight, row scales.
+  const bool a_rows_full = m0 + kBM <= p.m, b_cols_full = n0 + kBN <= p.n;
+  const float* a_base = A_KMAJOR ? p.A + (m0 + (tid >> 4)) * p.lda + 4 * (tid & 15)
+                                 : p.A + (tid >> 5) * p.lda + m0 + 4 * (tid & 31);
+  const std::uint16_t* b_base = p.B;
+  if constexpr (BM == b_kmajor) b_base = p.B + (n0 + (tid >> 3)) * p.ldb + 8 * (tid & 7);
+  if constexpr (BM == b_nmajor) b_base = p.B + (tid >> 4) * p.ldb + n0 + 8 * (tid & 15);
   auto issue = [&](int t) {
     if (t < T) {
-      load_a<A_KMAJOR>(p, s_a32 + (t % kStages) * kA32Floats, m0, std::int64_t(t) * kBK, tid);
-      if constexpr (BM != b_fused)
-        load_b<BM>(p, s_b16 + (t % kStages) * kB16Halves, n0, std::int64_t(t) * kBK, tid);
+      const std::int64_t k0 = std::int64_t(t) * kBK;
+      const bool k_full = k0 + kBK <= p.k;
+      float* a32 = s_a32 + (t % kStages) * kA32Floats;
+      if (a_rows_full && k_full)
+        load_a_full<A_KMAJOR>(p, a32, a_base, k0, tid);
+      else
+        load_a<A_KMAJOR>(p, a32, m0, k0, tid);
+      if constexpr (BM != b_fused) {
+        __half* b16 = s_b16 + (t % kStages) * kB16Halves;
+        if (b_cols_full && k_full)
+          load_b_full<BM>(p, b16, b_base, k0, tid);
+        else
+          load_b<BM>(p, b16, n0, k0, tid);
+      }
     }
     cp_async_commit();
   };
@@ -318,7 +384,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
       split_chunk<A_KMAJOR>(s_a32, s_hl, s_hl + kHLHalves, s_sigma, tid, i);
   }
 
-  float outer[4][4][4], acc[4][4][4];
+  float outer[kMT][kNT][4], acc[kMT][kNT][4];
 #pragma unroll
   for (int a = 0; a < 4; ++a)
 #pragma unroll
@@ -327,20 +393,22 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
       for (int e = 0; e < 4; ++e) outer[a][b][e] = 0.0f;
 
   // n8 sub-tiles of this warp that hold columns < n (warp-uniform).
-  const std::int64_t ncol0 = n0 + wn * 32;
-  const int nt_live = int(imin(imax((p.n - ncol0 + 7) / 8, 0), 4));
+  const std::int64_t ncol0 = n0 + wn * kWN;
+  const int nt_live = int(imin(imax((p.n - ncol0 + 7) / 8, 0), kNT));
 
   for (int t = 0; t < T; ++t) {
     cp_async_wait_all();
     __syncthreads();
     issue(t + 2);
     const __half* b16 = s_b16 + (t % kStages) * kB16Halves;
+    if (t % kFlushTiles == 0) {
 #pragma unroll
-    for (int a = 0; a < 4; ++a)
+      for (int a = 0; a < kMT; ++a)
 #pragma unroll
-      for (int b = 0; b < 4; ++b)
+        for (int b = 0; b < kNT; ++b)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[a][b][e] = 0.0f;
+          for (int e = 0; e < 4; ++e) acc[a][b][e] = 0.0f;
+    }
 
     if constexpr (V == Variant::fp16) {
       const __half* hi = s_hl + (t & 1) * 2 * kHLHalves;
@@ -349,35 +417,40 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
       const float* na32 = s_a32 + ((t + 1) % kStages) * kA32Floats;
       const bool split_next = t + 1 < T;
       const int q = lane >> 3, r8 = lane & 7;
+      if (kSplitFirst && split_next) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          split_chunk<A_KMAJOR>(na32, nhi, nhi + kHLHalves, s_sigma, tid, i);
+      }
 #pragma unroll
       for (int s = 0; s < 4; ++s) {
-        unsigned ah[4][4], al[4][4], bf[2][4];
+        unsigned ah[kMT][4], al[kMT][4], bf[kNT / 2][4];
 #pragma unroll
-        for (int mt = 0; mt < 4; ++mt) {
+        for (int mt = 0; mt < kMT; ++mt) {
           int off;
           if constexpr (A_KMAJOR) {
-            const int r = wm * 64 + mt * 16 + (q & 1) * 8 + r8;
+            const int r = wm * kWM + mt * 16 + (q & 1) * 8 + r8;
             off = swz64(r, s * 16 + (q >> 1) * 8);
           } else {
             const int kr = s * 16 + (q >> 1) * 8 + r8;
-            off = swz128(kr, wm * 64 + mt * 16 + (q & 1) * 8);
+            off = swz128(kr, wm * kWM + mt * 16 + (q & 1) * 8);
           }
           ldmatrix_x4<!A_KMAJOR>(ah[mt], hi + off);
           ldmatrix_x4<!A_KMAJOR>(al[mt], lo + off);
         }
 #pragma unroll
-        for (int pr = 0; pr < 2; ++pr) {
+        for (int pr = 0; pr < kNT / 2; ++pr) {
           int off;
           if constexpr (BM == b_nmajor) {
             const int kr = s * 16 + (q & 1) * 8 + r8;
-            off = swz128(kr, wn * 32 + pr * 16 + (q >> 1) * 8);
+            off = swz128(kr, wn * kWN + pr * 16 + (q >> 1) * 8);
           } else {
-            const int nr = wn * 32 + pr * 16 + (q >> 1) * 8 + r8;
+            const int nr = wn * kWN + pr * 16 + (q >> 1) * 8 + r8;
             off = swz64(nr, s * 16 + (q & 1) * 8);
           }
           ldmatrix_x4<BM == b_nmajor>(bf[pr], b16 + off);
         }
-        if (split_next) {
+        if (!kSplitFirst && split_next) {
           split_chunk<A_KMAJOR>(na32, nhi, nhi + kHLHalves, s_sigma, tid, 2 * s);
           split_chunk<A_KMAJOR>(na32, nhi, nhi + kHLHalves, s_sigma, tid, 2 * s + 1);
         }
@@ -387,11 +460,11 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
                         std::int64_t(t + 2) * kBK, tid, s);
         }
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
+        for (int nt = 0; nt < kNT; ++nt) {
           if (nt < nt_live) {
             const unsigned b0 = bf[nt >> 1][(nt & 1) * 2], b1 = bf[nt >> 1][(nt & 1) * 2 + 1];
 #pragma unroll
-            for (int mt = 0; mt < 4; ++mt) {
+            for (int mt = 0; mt < kMT; ++mt) {
               mma_f16(acc[mt][nt], ah[mt], b0, b1);
               mma_f16(acc[mt][nt], al[mt], b0, b1);
             }
@@ -403,21 +476,27 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
       const int g = lane >> 2, tq = lane & 3, r8 = lane & 7;
 #pragma unroll 2
       for (int s8 = 0; s8 < 8; ++s8) {
-        unsigned bq[4];
-        int off;
-        if constexpr (BM == b_nmajor)
-          off = swz128(s8 * 8 + r8, wn * 32 + (lane >> 3) * 8);
-        else
-          off = swz64(wn * 32 + (lane >> 3) * 8 + r8, s8 * 8);
-        ldmatrix_x4<BM == b_nmajor>(bq, b16 + off);
+        unsigned bq[kNT];
+#pragma unroll
+        for (int qd = 0; qd < kNT / 4; ++qd) {
+          unsigned r4[4];
+          int off;
+          if constexpr (BM == b_nmajor)
+            off = swz128(s8 * 8 + r8, wn * kWN + qd * 32 + (lane >> 3) * 8);
+          else
+            off = swz64(wn * kWN + qd * 32 + (lane >> 3) * 8 + r8, s8 * 8);
+          ldmatrix_x4<BM == b_nmajor>(r4, b16 + off);
+#pragma unroll
+          for (int u = 0; u < 4; ++u) bq[4 * qd + u] = r4[u];
+        }
         if constexpr (BM == b_fused) {
           if (t + 2 < T && (s8 & 1))
             gen_b_chunk(p, s_b16 + ((t + 2) % kStages) * kB16Halves, n0,
                         std::int64_t(t + 2) * kBK, tid, s8 >> 1);
         }
 #pragma unroll
-        for (int mt = 0; mt < 4; ++mt) {
-          const int r = wm * 64 + mt * 16 + g;
+        for (int mt = 0; mt < kMT; ++mt) {
+          const int r = wm * kWM + mt * 16 + g;
           float x0, x1, x2, x3;  // (r, 2tq), (r + 8, 2tq), (r, 2tq + 1), (r + 8, 2tq + 1)
           const int kk = s8 * 8 + 2 * tq;
           if constexpr (A_KMAJOR) {
@@ -443,7 +522,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
           al[2] = to_tf32(x2 - __uint_as_float(ah[2]));
           al[3] = to_tf32(x3 - __uint_as_float(ah[3]));
 #pragma unroll
-          for (int nt = 0; nt < 4; ++nt) {
+          for (int nt = 0; nt < kNT; ++nt) {
             if (nt < nt_live) {
               const float2 bb = __half22float2(*reinterpret_cast<const __half2*>(&bq[nt]));
               const unsigned b0 = __float_as_uint(bb.x), b1 = __float_as_uint(bb.y);
@@ -452,29 +531,44 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
             }
           }
         }
+        if ((s8 & 3) == 3) {  // TF32 chains of 8 MMAs (64 products), as in the FP16 path
+#pragma unroll
+          for (int a = 0; a < kMT; ++a)
+#pragma unroll
+            for (int b = 0; b < kNT; ++b)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                outer[a][b][e] += acc[a][b][e];
+                acc[a][b][e] = 0.0f;
+              }
+        }
       }
     }
     // The tile's sum joins the FP32 accumulator outside the Tensor Cores (round to nearest).
+    if constexpr (V == Variant::fp16) {
+      if ((t + 1) % kFlushTiles == 0 || t + 1 == T) {
 #pragma unroll
-    for (int a = 0; a < 4; ++a)
+        for (int a = 0; a < kMT; ++a)
 #pragma unroll
-      for (int b = 0; b < 4; ++b)
+          for (int b = 0; b < kNT; ++b)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) outer[a][b][e] += acc[a][b][e];
+            for (int e = 0; e < 4; ++e) outer[a][b][e] += acc[a][b][e];
+      }
+    }
   }
 
   // Epilogue: C = outer / sigma.
   const int g = lane >> 2, tq = lane & 3;
 #pragma unroll
-  for (int mt = 0; mt < 4; ++mt) {
+  for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int rl = wm * 64 + mt * 16 + g + 8 * h;
+      const int rl = wm * kWM + mt * 16 + g + 8 * h;
       const std::int64_t i = m0 + rl;
       if (i >= p.m) continue;
       const float inv = s_inv[rl];
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt) {
+      for (int nt = 0; nt < kNT; ++nt) {
         const std::int64_t j = ncol0 + nt * 8 + 2 * tq;
         if (j < p.n) p.C[i * p.c_s0 + j * p.c_s1] = outer[mt][nt][2 * h] * inv;
         if (j + 1 < p.n) p.C[i * p.c_s0 + (j + 1) * p.c_s1] = outer[mt][nt][2 * h + 1] * inv;

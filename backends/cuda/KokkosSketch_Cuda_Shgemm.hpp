@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Cuda_Shgemm.hpp
+/// \brief CUDA specialization of SHGEMM: Kokkos Views in, the Tensor Core kernels of
+/// KokkosSketch_Cuda_Shgemm.cu (compiled by nvcc into the kokkossketch_cuda_kernels library)
+/// out, on the instance's stream.
+///
+/// Paths (the profiling region nested in `KokkosSketch::shgemm[cuda]` says which ran):
+/// - `shgemm[cuda-tc]`: devices of compute capability >= 8.0. A and B are passed as they are
+///   when they have a unit stride in one dimension and 16-byte aligned leading dimensions;
+///   otherwise they are first copied (one pass) into an aligned buffer from
+///   Impl::WorkspaceCache (per stream, grow-only: the call never frees device memory and stays
+///   asynchronous).
+/// - `shgemm[generic]`: older devices (Impl::ShgemmGeneric).
+#ifndef KOKKOSSKETCH_CUDA_SHGEMM_HPP
+#define KOKKOSSKETCH_CUDA_SHGEMM_HPP
+
+#include <KokkosSketch_Cuda_ShgemmKernels.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_HalfGaussianOp.hpp>
+#include <KokkosSketch_Profiling.hpp>
+#include <KokkosSketch_Workspace.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace KokkosSketch {
+namespace Impl {
+
+namespace CudaShgemm {
+
+inline bool device_has_tensor_cores(int device) {
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
+    return false;
+  return major >= 8;
+}
+
+/// Copies a rank-2 View into `dst` (column-major, leading dimension ld) on `space`.
+template <class T, class V>
+void copy_col_major(const Kokkos::Cuda& space, const V& src, T* dst, std::int64_t ld,
+                    const char* label) {
+  using policy_t = Kokkos::MDRangePolicy<Kokkos::Cuda, Kokkos::Rank<2, Kokkos::Iterate::Left>,
+                                         Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      label, policy_t(space, {0, 0}, {std::int64_t(src.extent(0)), std::int64_t(src.extent(1))}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) {
+        const auto v = src(i, j);
+        T out;
+        static_assert(sizeof(out) == sizeof(v), "element sizes differ");
+        out = *reinterpret_cast<const T*>(&v);
+        dst[i + j * ld] = out;
+      });
+}
+
+inline std::int64_t round_up(std::int64_t x, std::int64_t q) { return (x + q - 1) / q * q; }
+
+}  // namespace CudaShgemm
+
+template <class AView, class BSource, class CView>
+struct ShgemmApply<Kokkos::Cuda, AView, BSource, CView, void> {
+  static constexpr const char* path = "cuda";
+  static constexpr bool fused = !Kokkos::is_view<BSource>::value;
+
+  static void apply(const Kokkos::Cuda& space, const AView& A, const BSource& B, const CView& C,
+                    ShgemmVariant variant) {
+    if (!CudaShgemm::device_has_tensor_cores(space.cuda_device())) {
+      ScopedRegion region("shgemm[generic]");
+      ShgemmGeneric<Kokkos::Cuda, AView, BSource, CView>::apply(space, A, B, C, variant);
+      return;
+    }
+    ScopedRegion region("shgemm[cuda-tc]");
+    using namespace CudaShgemm;
+    Problem p;
+    p.m = std::int64_t(A.extent(0));
+    p.k = std::int64_t(A.extent(1));
+    p.n = std::int64_t(C.extent(1));
+    p.variant = variant == ShgemmVariant::tf32 ? Variant::tf32 : Variant::fp16;
+    p.C = C.data();
+    p.c_s0 = std::int64_t(C.stride_0());
+    p.c_s1 = std::int64_t(C.stride_1());
+    const void* key = space.cuda_stream();
+
+    // A: as it is when one dimension has unit stride and the other is aligned, else a copy.
+    p.A = A.data();
+    if (A.stride_1() == 1 || p.k == 1) {
+      p.a_kmajor = true;
+      p.lda = p.m == 1 ? round_up(p.k, 4) : std::int64_t(A.stride_0());
+    } else if (A.stride_0() == 1 || p.m == 1) {
+      p.a_kmajor = false;
+      p.lda = p.k == 1 ? round_up(p.m, 4) : std::int64_t(A.stride_1());
+    } else {
+      p.lda = -1;
+    }
+    // B: likewise, or the fused generator.
+    if constexpr (fused) {
+      p.fused = true;
+      p.key[0] = B.key().k[0];
+      p.key[1] = B.key().k[1];
+      for (int w = 0; w < 4; ++w) p.counter[w] = B.counter().v[w];
+      p.b_row0 = B.row0();
+      p.b_col0 = B.col0();
+    } else {
+      p.B = reinterpret_cast<const std::uint16_t*>(B.data());
+      if (B.stride_0() == 1 || p.n == 1) {
+        p.b_kmajor = true;
+        p.ldb = p.n == 1 ? round_up(p.k, 8) : std::int64_t(B.stride_1());
+      } else if (B.stride_1() == 1 || p.k == 1) {
+        p.b_kmajor = false;
+        p.ldb = p.k == 1 ? round_up(p.n, 8) : std::int64_t(B.stride_0());
+      } else {
+        p.ldb = -1;
+      }
+    }
+    // Operands the kernel cannot take as they are go through aligned column-major copies.
+    Problem probe = p;
+    if (!operands_aligned(probe)) {
+      Problem a_only = p;
+      a_only.fused = true;  // test A alone
+      if (p.lda < 0 || !operands_aligned(a_only)) {
+        const std::int64_t ld = round_up(p.m, 4);
+        float* buf = static_cast<float*>(WorkspaceCache<Kokkos::CudaSpace>::get(
+            key, "shgemm[A]", std::size_t(ld * p.k) * sizeof(float)));
+        copy_col_major(space, A, buf, ld, "KokkosSketch::shgemm::copy_A");
+        p.A = buf;
+        p.lda = ld;
+        p.a_kmajor = false;
+      }
+      if constexpr (!fused) {
+        if (!operands_aligned(p)) {
+          const std::int64_t ld = round_up(p.k, 8);
+          std::uint16_t* buf = static_cast<std::uint16_t*>(WorkspaceCache<Kokkos::CudaSpace>::get(
+              key, "shgemm[B]", std::size_t(ld * p.n) * sizeof(std::uint16_t)));
+          copy_col_major(space, B, buf, ld, "KokkosSketch::shgemm::copy_B");
+          p.B = buf;
+          p.ldb = ld;
+          p.b_kmajor = true;
+        }
+      }
+    }
+    void* ws = WorkspaceCache<Kokkos::CudaSpace>::get(key, "shgemm[rowmax]",
+                                                      workspace_bytes(p) + 16);
+    const cudaError_t err = launch(p, ws, space.cuda_stream());
+    KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "shgemm", "CUDA kernel launch failed: ",
+                          cudaGetErrorString(err));
+  }
+};
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif
