@@ -148,11 +148,21 @@ class HalfGaussianOp : public Impl::SubmatrixExtents<HalfGaussianOp<Format>> {
 
 namespace Impl {
 
+/// M(i, j) = h, or its FP32 value when M holds float. (A function of its own: nvcc rejects an
+/// extended lambda whose first use of a captured View is inside `if constexpr`.)
+template <class MView, class Format>
+KOKKOS_INLINE_FUNCTION void store_half(const MView& M, std::int64_t i, std::int64_t j, Format h) {
+  if constexpr (std::is_same<typename MView::non_const_value_type, float>::value) {
+    M(i, j) = to_float(h);
+  } else {
+    M(i, j) = h;
+  }
+}
+
 /// Writes the operator into M (value type Format or float): one Philox call per block of
 /// four rows of a column.
 template <class ExecSpace, class Format, class MView>
 void materialize_half(const ExecSpace& space, const HalfGaussianOp<Format>& S, const MView& M) {
-  using value_t = typename MView::non_const_value_type;
   using policy_t =
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
   const std::int64_t rows = S.rows(), cols = S.cols(), r0 = S.row0(), c0 = S.col0();
@@ -165,12 +175,7 @@ void materialize_half(const ExecSpace& space, const HalfGaussianOp<Format>& S, c
         for (int r = 0; r < 4; ++r) {
           const std::int64_t i = 4 * blk + r - r0;
           if (i < 0 || i >= rows) continue;
-          const Format h = HalfGaussianOp<Format>::round(gaussian32(w.v[r]));
-          if constexpr (std::is_same<value_t, float>::value) {
-            M(i, j) = to_float(h);
-          } else {
-            M(i, j) = h;
-          }
+          store_half(M, i, j, HalfGaussianOp<Format>::round(gaussian32(w.v[r])));
         }
       });
 }
