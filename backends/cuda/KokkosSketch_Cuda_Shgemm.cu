@@ -57,7 +57,7 @@ constexpr int kFlushTiles = KOKKOSSKETCH_SHGEMM_FLUSH_TILES;  // FP16: tiles per
 #ifndef KOKKOSSKETCH_SHGEMM_SPLIT_FIRST
 #define KOKKOSSKETCH_SHGEMM_SPLIT_FIRST 1
 #endif
-constexpr bool kSplitFirst = KOKKOSSKETCH_SHGEMM_SPLIT_FIRST;  // split tile t + 1 before tile t's MMAs
+constexpr int kSplitFirst = KOKKOSSKETCH_SHGEMM_SPLIT_FIRST;  // 1: split tile t + 1 before tile t's MMAs, 2: after, 0: interleaved
 #ifndef KOKKOSSKETCH_SHGEMM_WARPS_M
 #define KOKKOSSKETCH_SHGEMM_WARPS_M 2
 #endif
@@ -417,7 +417,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
       const float* na32 = s_a32 + ((t + 1) % kStages) * kA32Floats;
       const bool split_next = t + 1 < T;
       const int q = lane >> 3, r8 = lane & 7;
-      if (kSplitFirst && split_next) {
+      if (kSplitFirst == 1 && split_next) {
 #pragma unroll
         for (int i = 0; i < 8; ++i)
           split_chunk<A_KMAJOR>(na32, nhi, nhi + kHLHalves, s_sigma, tid, i);
@@ -450,7 +450,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
           }
           ldmatrix_x4<BM == b_nmajor>(bf[pr], b16 + off);
         }
-        if (!kSplitFirst && split_next) {
+        if (kSplitFirst == 0 && split_next) {
           split_chunk<A_KMAJOR>(na32, nhi, nhi + kHLHalves, s_sigma, tid, 2 * s);
           split_chunk<A_KMAJOR>(na32, nhi, nhi + kHLHalves, s_sigma, tid, 2 * s + 1);
         }
@@ -470,6 +470,12 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
             }
           }
         }
+      }
+      // Split-last: tile t + 1's split runs while tile t's MMAs are still in flight.
+      if (kSplitFirst == 2 && split_next) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          split_chunk<A_KMAJOR>(na32, nhi, nhi + kHLHalves, s_sigma, tid, i);
       }
     } else {
       const float* a32 = s_a32 + (t % kStages) * kA32Floats;
