@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_RandomizedSVD_impl.hpp
+/// \brief Kernels and the orthonormalization (Householder QR, CholeskyQR2, shifted
+/// CholeskyQR3) behind the randomized SVD plan.
+#ifndef KOKKOSSKETCH_RANDOMIZEDSVD_IMPL_HPP
+#define KOKKOSSKETCH_RANDOMIZEDSVD_IMPL_HPP
+
+#include <KokkosSketch_Compat.hpp>
+#include <KokkosSketch_DenseLA.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <limits>
+
+namespace KokkosSketch {
+namespace Impl {
+
+/// Column-major matrix on plan-owned raw memory, typed for the instance.
+template <class ExecSpace, class T>
+using RsvdMatrix = Kokkos::View<T**, Kokkos::LayoutLeft,
+                                Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+/// Vector on plan-owned raw memory, typed for the instance.
+template <class ExecSpace, class T>
+using RsvdVector = Kokkos::View<T*, Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// dst(i, j) = dst_type(src(i, j)) over dst's extents (a type conversion and/or a copy).
+template <class ExecSpace, class SrcView, class DstView>
+void rsvd_convert(const ExecSpace& space, const SrcView& src, const DstView& dst) {
+  using value_t = typename DstView::non_const_value_type;
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "KokkosSketch::RandomizedSVD::convert",
+      policy_t(space, {0, 0}, {std::int64_t(dst.extent(0)), std::int64_t(dst.extent(1))}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { dst(i, j) = value_t(src(i, j)); });
+}
+
+/// W(i, j) = VT(j, i) for W of extents k x p (the first p rows of VT, transposed).
+template <class ExecSpace, class VTView, class WView>
+void rsvd_transpose_rows(const ExecSpace& space, const VTView& VT, const WView& W) {
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "KokkosSketch::RandomizedSVD::transpose",
+      policy_t(space, {0, 0}, {std::int64_t(W.extent(0)), std::int64_t(W.extent(1))}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { W(i, j) = VT(j, i); });
+}
+
+/// S(i) = Sk(i) for i < S.extent(0).
+template <class ExecSpace, class SkView, class SView>
+void rsvd_copy_values(const ExecSpace& space, const SkView& Sk, const SView& S) {
+  using value_t = typename SView::non_const_value_type;
+  Kokkos::parallel_for(
+      "KokkosSketch::RandomizedSVD::copy_values",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, S.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i) { S(i) = value_t(Sk(i)); });
+}
+
+/// G(i, i) += c trace(G) (the shift of shifted CholeskyQR; every thread sums the diagonal
+/// itself: k^2 reads for a k x k Gram matrix, negligible, and no host round trip).
+template <class ExecSpace, class GView, class DView>
+void rsvd_shift_diagonal(const ExecSpace& space, const GView& G, const DView& d, double c) {
+  const std::int64_t k = G.extent(0);
+  // Snapshot of the diagonal (into d, k entries) first, so that no thread reads an entry
+  // another one has shifted.
+  Kokkos::parallel_for(
+      "KokkosSketch::RandomizedSVD::gram_diagonal",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k),
+      KOKKOS_LAMBDA(std::int64_t i) { d(i) = G(i, i); });
+  Kokkos::parallel_for(
+      "KokkosSketch::RandomizedSVD::shift",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k),
+      KOKKOS_LAMBDA(std::int64_t i) {
+        double t = 0;
+        for (std::int64_t l = 0; l < k; ++l) t += d(l);
+        G(i, i) = d(i) + c * t;
+      });
+}
+
+/// Workspace of the Cholesky-based orthonormalizations, in FP64.
+template <class ExecSpace>
+struct CholQRWork {
+  RsvdMatrix<ExecSpace, double> X;     ///< rows x k: the matrix being orthonormalized
+  RsvdMatrix<ExecSpace, double> G;     ///< k x k: Gram matrix, then its Cholesky factor
+  RsvdMatrix<ExecSpace, double> R;     ///< k x k: accumulated R (when asked for)
+  RsvdMatrix<ExecSpace, double> Rcur;  ///< k x k: R of the current pass
+  RsvdMatrix<ExecSpace, double> Rtmp;  ///< k x k: product temporary
+  RsvdVector<ExecSpace, double> d;     ///< k: diagonal snapshot for the shift
+};
+
+/// One CholeskyQR pass on W.X in FP64: G = X^T X (+ shift), G = R^T R, X <- X R^{-1}; with
+/// `accumulate`, W.R <- R W.R (or R on the first pass). Returns false when potrf fails.
+template <class ExecSpace>
+bool cholqr_pass(const ExecSpace& space, DenseLA<ExecSpace, double>& la,
+                 const CholQRWork<ExecSpace>& w, double shift, bool accumulate, bool first) {
+  la.gemm("T", "N", 1.0, w.X, w.X, 0.0, w.G);
+  if (shift > 0) rsvd_shift_diagonal(space, w.G, w.d, shift);
+  if (!la.potrf(w.G)) return false;
+  la.trsm(Side::right, Trans::none, w.G, w.X);
+  if (accumulate) {
+    if (first) {
+      extract_upper(space, w.G, w.R);
+    } else {
+      extract_upper(space, w.G, w.Rcur);
+      la.gemm("N", "N", 1.0, w.Rcur, w.R, 0.0, w.Rtmp);
+      Kokkos::deep_copy(space, w.R, w.Rtmp);
+    }
+  }
+  return true;
+}
+
+/// Shift constant of shifted CholeskyQR (Fukaya, Kannan, Nakatsukasa, Yamamoto & Yanagisawa,
+/// SIAM J. Sci. Comput. 42(1), 2020): s = 11 (m k + k (k + 1)) u ||X||_2^2 with u the unit
+/// roundoff of FP64; ||X||_2^2 is bounded by ||X||_F^2 = trace(X^T X), so the factor applied
+/// to the trace is 11 (m k + k (k + 1)) u.
+inline double shifted_cholqr_factor(std::int64_t rows, std::int64_t k) {
+  const double u = std::numeric_limits<double>::epsilon() / 2;
+  return 11.0 * (double(rows) * double(k) + double(k) * double(k + 1)) * u;
+}
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif
