@@ -37,7 +37,11 @@ class KokkosSketch(CMakePackage, CudaPackage):
 
     def cmake_args(self):
         spec = self.spec
-        return [
+        args = []
+        if spec.satisfies("+cuda"):
+            # backends/cuda/*.cu (the Tensor Core SHGEMM) are compiled by nvcc for these GPUs.
+            args.append(self.define("CMAKE_CUDA_ARCHITECTURES", spec.variants["cuda_arch"].value))
+        return args + [
             # Kokkos must be compiled by the compiler it was built for (nvcc_wrapper for CUDA).
             self.define("CMAKE_CXX_COMPILER", spec["kokkos"].kokkos_cxx),
             self.define("Kokkos_ROOT", spec["kokkos"].prefix),
