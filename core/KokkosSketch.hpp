@@ -15,5 +15,6 @@
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_SketchSize.hpp>
+#include <KokkosSketch_TestMatrices.hpp>
 
 #endif
