@@ -237,7 +237,9 @@ TEST(Half, Tf32RoundsToNearestEven) {
     if (!same_value(got, want) && ++bad < 5) {
       ADD_FAILURE() << "tf32_rn(" << x << ") = " << got << ", want " << want;
     }
-    if (!std::isnan(x)) EXPECT_EQ(float_to_bits(got) & 0x1FFFu, 0u) << x;
+    if (!std::isnan(x)) {
+      EXPECT_EQ(float_to_bits(got) & 0x1FFFu, 0u) << x;
+    }
   }
   EXPECT_EQ(bad, 0u);
   EXPECT_EQ(tf32_rn(1.0f + std::ldexp(1.0f, -11)), 1.0f);  // tie to even

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// SHGEMM against an FP64 host product, with the error of an FP32 GEMM on the same data as the
+// yardstick: the FP32 GEMM is KokkosBlas::gemm in float on host Views (the host BLAS, OpenBLAS
+// sgemm in the CI build). Accuracy: ||C - C64||_F / ||C64||_F <= max(2 e32, 6u), e32 the FP32
+// GEMM's error and u = 2^-24; the floor 6u covers tiny k, where an FP32 product can be exact by
+// luck while the split loses up to 2^-22 |a| per entry (the tail of a below hi + lo) plus the
+// final rounding u. Everything is deterministic (fixed seeds).
+#include <KokkosBlas3_gemm.hpp>
+#include <KokkosSketch.hpp>
+#include <KokkosSketch_TestUtils.hpp>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace KokkosSketch;
+
+constexpr double u32 = 5.9604644775390625e-08;  // 2^-24
+constexpr double floor_err = 6.0 * u32;
+
+template <class Space>
+class ShgemmTest : public ::testing::Test {};
+TYPED_TEST_SUITE(ShgemmTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+
+/// A row-major host matrix of floats.
+struct HostMat {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<float> v;
+  HostMat(std::int64_t r, std::int64_t c) : rows(r), cols(c), v(std::size_t(r * c), 0.0f) {}
+  float& operator()(std::int64_t i, std::int64_t j) { return v[std::size_t(i * cols + j)]; }
+  float operator()(std::int64_t i, std::int64_t j) const { return v[std::size_t(i * cols + j)]; }
+};
+
+HostMat normal_matrix(std::int64_t m, std::int64_t k, unsigned seed) {
+  HostMat A(m, k);
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> d;
+  for (auto& x : A.v) x = float(d(gen));
+  return A;
+}
+
+HostMat uniform01_matrix(std::int64_t m, std::int64_t k, unsigned seed) {
+  HostMat A(m, k);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> d(0.0, 1.0);
+  for (auto& x : A.v) x = float(d(gen));
+  return A;
+}
+
+/// The FP32 values of an FP16 Gaussian operator.
+HostMat operator_values(const HalfGaussianOp<fp16>& op) {
+  HostMat B(op.rows(), op.cols());
+  for (std::int64_t i = 0; i < op.rows(); ++i)
+    for (std::int64_t j = 0; j < op.cols(); ++j) B(i, j) = op.value(i, j);
+  return B;
+}
+
+/// C64 = A B in double (row-major), and |A||B| when `abs` is given.
+std::vector<double> product64(const HostMat& A, const HostMat& B,
+                              std::vector<double>* abs = nullptr) {
+  std::vector<double> C(std::size_t(A.rows * B.cols), 0.0);
+  if (abs) abs->assign(C.size(), 0.0);
+  for (std::int64_t i = 0; i < A.rows; ++i) {
+    for (std::int64_t l = 0; l < A.cols; ++l) {
+      const double a = A(i, l);
+      for (std::int64_t j = 0; j < B.cols; ++j) {
+        C[i * B.cols + j] += a * double(B(l, j));
+        if (abs) (*abs)[i * B.cols + j] += std::fabs(a * double(B(l, j)));
+      }
+    }
+  }
+  return C;
+}
+
+/// The FP32 GEMM baseline: KokkosBlas::gemm in float on host Views (host BLAS sgemm).
+std::vector<double> sgemm32(const HostMat& A, const HostMat& B) {
+  using view_t = Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+  view_t a("a", A.rows, A.cols), b("b", B.rows, B.cols), c("c", A.rows, B.cols);
+  for (std::int64_t i = 0; i < A.rows; ++i)
+    for (std::int64_t l = 0; l < A.cols; ++l) a(i, l) = A(i, l);
+  for (std::int64_t l = 0; l < B.rows; ++l)
+    for (std::int64_t j = 0; j < B.cols; ++j) b(l, j) = B(l, j);
+  KokkosBlas::gemm("N", "N", 1.0f, a, b, 0.0f, c);
+  Kokkos::fence();
+  std::vector<double> C(std::size_t(A.rows * B.cols));
+  for (std::int64_t i = 0; i < A.rows; ++i)
+    for (std::int64_t j = 0; j < B.cols; ++j) C[i * B.cols + j] = c(i, j);
+  return C;
+}
+
+/// ||C - R||_F / ||R||_F over rows [r0, r1) (all rows by default).
+double rel_error(const std::vector<double>& C, const std::vector<double>& R, std::int64_t n,
+                 std::int64_t r0 = 0, std::int64_t r1 = -1) {
+  if (r1 < 0) r1 = std::int64_t(R.size()) / n;
+  double num = 0.0, den = 0.0;
+  for (std::int64_t e = r0 * n; e < r1 * n; ++e) {
+    num += (C[e] - R[e]) * (C[e] - R[e]);
+    den += R[e] * R[e];
+  }
+  return std::sqrt(num) / std::sqrt(den);
+}
+
+bool all_finite(const std::vector<double>& C) {
+  for (double x : C)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+std::vector<double> flatten(const HostMat& A) {
+  return std::vector<double>(A.v.begin(), A.v.end());
+}
+
+/// shgemm on Space with a View B holding the operator's entries (materialized on Space), or
+/// with the operator itself (fused); A in layout LA, B in LB, C in LC.
+template <class Space, class LA, class LB, class LC>
+std::vector<double> run_shgemm(const HostMat& A, const HalfGaussianOp<fp16>& op,
+                               ShgemmVariant variant, bool fused) {
+  using mem = typename Space::memory_space;
+  const auto a = TestUtil::to_view<float, LA, Space>(flatten(A), A.rows, A.cols);
+  Kokkos::View<float**, LC, mem> c("C", A.rows, op.cols());
+  ShgemmOptions opts;
+  opts.variant = variant;
+  if (fused) {
+    shgemm(Space(), a, op, c, opts);
+  } else {
+    Kokkos::View<fp16**, LB, mem> b("B", op.rows(), op.cols());
+    materialize(Space(), op, b);
+    shgemm(Space(), a, b, c, opts);
+  }
+  return TestUtil::to_host(c);
+}
+
+const char* variant_name(ShgemmVariant v) {
+  return v == ShgemmVariant::tf32 ? "tf32" : (v == ShgemmVariant::fp16 ? "fp16" : "automatic");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accuracy.
+// ---------------------------------------------------------------------------------------------
+
+struct Size {
+  std::int64_t m, n, k;
+};
+
+template <class Space, class LA, class LB, class LC>
+void check_accuracy(const Size& s, unsigned seed) {
+  const HalfGaussianOp<fp16> op(RNGState(seed), s.k, s.n);
+  const HostMat B = operator_values(op);
+  for (int dist = 0; dist < 2; ++dist) {
+    const HostMat A =
+        dist == 0 ? normal_matrix(s.m, s.k, seed + 1) : uniform01_matrix(s.m, s.k, seed + 1);
+    const std::vector<double> C64 = product64(A, B);
+    const double e32 = rel_error(sgemm32(A, B), C64, s.n);
+    for (ShgemmVariant v : {ShgemmVariant::automatic, ShgemmVariant::tf32}) {
+      const double e = rel_error(run_shgemm<Space, LA, LB, LC>(A, op, v, false), C64, s.n);
+      EXPECT_LE(e, std::max(2.0 * e32, floor_err))
+          << s.m << " x " << s.n << " x " << s.k << (dist == 0 ? " N(0,1)" : " U(0,1)") << " "
+          << variant_name(v) << ": error " << e << ", FP32 GEMM " << e32;
+    }
+  }
+}
+
+TYPED_TEST(ShgemmTest, AccuracyWithinTwiceFp32Gemm) {
+  using Space = TypeParam;
+  using L = Kokkos::LayoutLeft;
+  using R = Kokkos::LayoutRight;
+  // Sizes include non-multiples of every tile size; layouts alternate between sizes.
+  check_accuracy<Space, L, L, R>({1, 1, 1}, 1);
+  check_accuracy<Space, R, R, L>({17, 33, 65}, 2);
+  check_accuracy<Space, L, R, L>({64, 64, 64}, 3);
+  check_accuracy<Space, R, L, R>({130, 70, 523}, 4);
+  check_accuracy<Space, L, L, R>({257, 129, 1000}, 5);
+  check_accuracy<Space, R, R, R>({257, 129, 1000}, 6);
+}
+
+TYPED_TEST(ShgemmTest, FusedEqualsMaterialized) {
+  using Space = TypeParam;
+  using L = Kokkos::LayoutLeft;
+  using R = Kokkos::LayoutRight;
+  const HalfGaussianOp<fp16> full(RNGState(99), 700, 90);
+  // A submatrix with a row offset that is not a multiple of 4 (Philox blocks straddle tiles).
+  for (const auto& op : {full.submatrix(0, 0, 65, 33), full.submatrix(5, 3, 523, 70),
+                         full.submatrix(3, 11, 130, 77)}) {
+    const HostMat A = normal_matrix(41, op.rows(), 7);
+    std::vector<double> abs;
+    product64(A, operator_values(op), &abs);
+    for (ShgemmVariant v : {ShgemmVariant::fp16, ShgemmVariant::tf32}) {
+      const auto Cm = run_shgemm<Space, R, L, L>(A, op, v, false);
+      const auto Cf = run_shgemm<Space, R, L, L>(A, op, v, true);
+      std::vector<double> bound(abs.size());
+      for (std::size_t e = 0; e < abs.size(); ++e) bound[e] = 0x1p-20 * abs[e];
+      EXPECT_TRUE(TestUtil::within_bounds(Cf, Cm, bound, std::size_t(op.cols())))
+          << variant_name(v) << " operator at (" << op.row0() << ", " << op.col0() << ")";
+    }
+  }
+}
+
+TYPED_TEST(ShgemmTest, DispatchedPathAgreesWithGenericKernel) {
+  // The public call (a backend's specialized kernel where there is one) and the generic
+  // kernel on the same space: both compute the same split product; only the order of the
+  // FP32 additions may differ.
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  using a_t = Kokkos::View<float**, Kokkos::LayoutRight, mem>;
+  using b_t = Kokkos::View<fp16**, Kokkos::LayoutLeft, mem>;
+  using c_t = Kokkos::View<float**, Kokkos::LayoutLeft, mem>;
+  const HalfGaussianOp<fp16> op(RNGState(5), 523, 70);
+  const HostMat A = normal_matrix(130, 523, 8);
+  std::vector<double> abs;
+  product64(A, operator_values(op), &abs);
+  const a_t a = TestUtil::to_view<float, Kokkos::LayoutRight, Space>(flatten(A), 130, 523);
+  b_t b("B", 523, 70);
+  materialize(Space(), op, b);
+  for (ShgemmVariant v : {ShgemmVariant::fp16, ShgemmVariant::tf32}) {
+    c_t c1("C1", 130, 70), c2("C2", 130, 70), c3("C3", 130, 70);
+    ShgemmOptions opts;
+    opts.variant = v;
+    shgemm(Space(), a, b, c1, opts);
+    Impl::ShgemmGeneric<Space, a_t, b_t, c_t>::apply(Space(), a, b, c2, v);
+    Impl::ShgemmGeneric<Space, a_t, HalfGaussianOp<fp16>, c_t>::apply(Space(), a, op, c3, v);
+    std::vector<double> bound(abs.size());
+    for (std::size_t e = 0; e < abs.size(); ++e) bound[e] = 0x1p-18 * abs[e];
+    EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(c1), TestUtil::to_host(c2), bound, 70))
+        << variant_name(v);
+    // The generic kernel gives the same bits with the operator fused or materialized.
+    EXPECT_EQ(TestUtil::to_host(c2), TestUtil::to_host(c3)) << variant_name(v);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Range safety.
+// ---------------------------------------------------------------------------------------------
+
+/// Checks C finite, the overall error and every row's error against max(2 e32, 6u).
+template <class Space>
+void check_range(const HostMat& A, const HalfGaussianOp<fp16>& op, const std::string& what) {
+  using L = Kokkos::LayoutLeft;
+  using R = Kokkos::LayoutRight;
+  const HostMat B = operator_values(op);
+  const std::vector<double> C64 = product64(A, B);
+  const std::vector<double> C32 = sgemm32(A, B);
+  ASSERT_TRUE(all_finite(C64)) << what;
+  for (ShgemmVariant v : {ShgemmVariant::automatic, ShgemmVariant::tf32}) {
+    for (bool fused : {false, true}) {
+      const auto C = run_shgemm<Space, L, R, R>(A, op, v, fused);
+      ASSERT_TRUE(all_finite(C)) << what << " " << variant_name(v);
+      EXPECT_LE(rel_error(C, C64, op.cols()),
+                std::max(2.0 * rel_error(C32, C64, op.cols()), floor_err))
+          << what << " " << variant_name(v) << (fused ? " fused" : "");
+      for (std::int64_t i = 0; i < A.rows; ++i) {
+        const double e32 = rel_error(C32, C64, op.cols(), i, i + 1);
+        const double e = rel_error(C, C64, op.cols(), i, i + 1);
+        EXPECT_LE(e, std::max(2.0 * e32, floor_err))
+            << what << " " << variant_name(v) << (fused ? " fused" : "") << " row " << i;
+      }
+    }
+  }
+}
+
+TYPED_TEST(ShgemmTest, RowsOfAnyMagnitude) {
+  const std::int64_t m = 12, k = 523, n = 70;
+  HostMat A = normal_matrix(m, k, 21);
+  std::mt19937 gen(22);
+  std::uniform_real_distribution<double> mid(3e4, 7e4);
+  for (std::int64_t l = 0; l < k; ++l) {
+    A(0, l) *= 1e6f;                                       // above FP16's range
+    A(1, l) = float(mid(gen));                             // straddles 65504
+    A(2, l) *= 1e-6f;                                      // FP16 subnormals without scaling
+    A(3, l) = (l % 2) ? 1e6f * A(3, l) : 1e-6f * A(3, l);  // both in one row
+    A(4, l) *= 1e30f;
+    A(5, l) *= 1e-30f;
+    A(6, l) = (l % 7 == 0) ? 65520.0f : -65519.0f;  // at FP16's overflow threshold
+  }
+  check_range<TypeParam>(A, HalfGaussianOp<fp16>(RNGState(23), k, n), "rows of any magnitude");
+}
+
+/// The seed's Cauchy matrix 1/(|x_i - y_j| + gamma), x, y uniform in (-1e-3, 1e-3),
+/// gamma = 1e-3 (entries up to 1e3), and after one orthogonal-iteration-like step A A^T A
+/// (entries near 1e13, far outside FP16's range).
+TYPED_TEST(ShgemmTest, CauchyMatrices) {
+  const std::int64_t m = 130, k = 523, n = 70;
+  std::mt19937 gen(31);
+  std::uniform_real_distribution<double> d(-1e-3, 1e-3);
+  std::vector<double> x(m), y(k);
+  for (auto& t : x) t = d(gen);
+  for (auto& t : y) t = d(gen);
+  HostMat A0(m, k);
+  std::vector<double> a0(std::size_t(m * k));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t l = 0; l < k; ++l) {
+      a0[i * k + l] = 1.0 / (std::fabs(x[i] - y[l]) + 1e-3);
+      A0(i, l) = float(a0[i * k + l]);
+    }
+  std::vector<double> G(std::size_t(m * m), 0.0);  // A0 A0^T
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < m; ++j)
+      for (std::int64_t l = 0; l < k; ++l) G[i * m + j] += a0[i * k + l] * a0[j * k + l];
+  HostMat A1(m, k);
+  float amax = 0.0f;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t l = 0; l < k; ++l) {
+      double s = 0.0;
+      for (std::int64_t j = 0; j < m; ++j) s += G[i * m + j] * a0[j * k + l];
+      A1(i, l) = float(s);
+      amax = std::max(amax, std::fabs(A1(i, l)));
+    }
+  ASSERT_GT(amax, 1e12f);
+  const HalfGaussianOp<fp16> op(RNGState(32), k, n);
+  check_range<TypeParam>(A0, op, "Cauchy");
+  check_range<TypeParam>(A1, op, "Cauchy A A^T A");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input, empty extents, NaN.
+// ---------------------------------------------------------------------------------------------
+
+TYPED_TEST(ShgemmTest, BadInputAndEmptyExtents) {
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  using f_t = Kokkos::View<float**, mem>;
+  using h_t = Kokkos::View<fp16**, mem>;
+  const Space sp;
+  f_t A("A", 5, 7), C("C", 5, 3);
+  h_t B("B", 7, 3), B6("B6", 6, 3);
+  Kokkos::deep_copy(A, 1.0f);
+  TestUtil::expect_error([&] { shgemm(sp, A, B6, C); }, "shgemm", "A.extent(1) must equal");
+  TestUtil::expect_error([&] { shgemm(sp, A, HalfGaussianOp<fp16>(RNGState(1), 6, 3), C); },
+                         "shgemm", "A.extent(1) must equal");
+  TestUtil::expect_error([&] { shgemm(sp, A, B, f_t("C", 5, 4)); }, "shgemm", "C is 5 x 4");
+  TestUtil::expect_error([&] { shgemm(sp, A, B, f_t("C", 4, 3)); }, "shgemm", "C is 4 x 3");
+  TestUtil::expect_error([&] { shgemm(sp, f_t("A", 5, 0), h_t("B", 0, 3), C); }, "shgemm",
+                         "inner dimension");
+  // m = 0 or n = 0: nothing to do (and no error).
+  EXPECT_NO_THROW(shgemm(sp, f_t("A", 0, 7), B, f_t("C", 0, 3)));
+  EXPECT_NO_THROW(shgemm(sp, A, h_t("B", 7, 0), f_t("C", 5, 0)));
+  EXPECT_NO_THROW(
+      shgemm(sp, f_t("A", 0, 7), HalfGaussianOp<fp16>(RNGState(1), 7, 3), f_t("C", 0, 3)));
+  EXPECT_NO_THROW(shgemm(A, B, C));  // default instance
+  Kokkos::fence();
+}
+
+/// Sets A(i, l) = value on the space.
+template <class View>
+void set_entry(const View& A, std::int64_t i, std::int64_t l, float value) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+  h(i, l) = value;
+  Kokkos::deep_copy(A, h);
+}
+
+TYPED_TEST(ShgemmTest, NonFiniteInput) {
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  const Space sp;
+  const std::int64_t m = 9, k = 40, n = 5;
+  const auto A =
+      TestUtil::to_view<float, Kokkos::LayoutRight, Space>(flatten(normal_matrix(m, k, 3)), m, k);
+  const HalfGaussianOp<fp16> op(RNGState(4), k, n);
+  Kokkos::View<fp16**, mem> B("B", k, n);
+  materialize(sp, op, B);
+  Kokkos::View<float**, mem> C("C", m, n);
+  ShgemmOptions check;
+  check.check_finite = true;
+  EXPECT_NO_THROW(shgemm(sp, A, B, C, check));
+  set_entry(A, 4, 17, std::numeric_limits<float>::quiet_NaN());
+  TestUtil::expect_error([&] { shgemm(sp, A, B, C, check); }, "shgemm", "NaN or Inf");
+  TestUtil::expect_error([&] { shgemm(sp, A, op, C, check); }, "shgemm", "entries of A");
+  // Without the check the NaN propagates to its row of C only (both variants).
+  for (ShgemmVariant v : {ShgemmVariant::fp16, ShgemmVariant::tf32}) {
+    ShgemmOptions o;
+    o.variant = v;
+    shgemm(sp, A, B, C, o);
+    const auto c = TestUtil::to_host(C);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        EXPECT_EQ(std::isnan(c[i * n + j]), i == 4)
+            << variant_name(v) << " (" << i << ", " << j << ")";
+  }
+  set_entry(A, 4, 17, 0.5f);
+  // Inf in B.
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B);
+  hb(3, 2) = fp16{0x7C00u};
+  Kokkos::deep_copy(B, hb);
+  TestUtil::expect_error([&] { shgemm(sp, A, B, C, check); }, "shgemm", "entries of B");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The split helpers of the generic kernel against their definitions.
+// ---------------------------------------------------------------------------------------------
+
+TEST(ShgemmSplit, HelpersMatchDefinitions) {
+  std::vector<float> xs;
+  for (std::uint64_t u = 0; u < (std::uint64_t(1) << 32); u += 997) {
+    float f;
+    const std::uint32_t b = std::uint32_t(u);
+    std::memcpy(&f, &b, sizeof f);
+    xs.push_back(f);
+  }
+  for (float f :
+       {0.0f, -0.0f, 65504.0f, 65519.0f, -65519.9f, 32767.0f, 1e-8f, -3e-8f, FLT_MAX, -FLT_MAX,
+        std::ldexp(4095.0f, 116), std::nextafter(std::ldexp(4095.0f, 116), 0.0f)}) {
+    xs.push_back(f);
+  }
+  std::size_t checked16 = 0;
+  for (float x : xs) {
+    if (std::isnan(x) || std::isinf(x)) continue;
+    if (std::fabs(x) < 65520.0f) {
+      ++checked16;
+      const float want = to_float(to_fp16(x));
+      const float got = Impl::fp16_grid_round(x);
+      ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0) << x << ": " << got << " vs " << want;
+    }
+    float hi, lo;
+    Impl::split_tf32(x, hi, lo);
+    ASSERT_TRUE(std::isfinite(hi)) << x;
+    if (std::isfinite(tf32_rn(x))) {
+      ASSERT_EQ(hi, tf32_rn(x)) << x;
+    }
+    ASSERT_EQ(lo, tf32_rn(x - hi)) << x;
+    // hi + lo holds x to about 22 bits: |x - hi - lo| <= 2^-22 |x| (plus, for subnormal x,
+    // half of TF32's subnormal spacing 2^-136).
+    const double rest = double(x) - double(hi) - double(lo);
+    ASSERT_LE(std::fabs(rest), std::ldexp(std::fabs(double(x)), -22) + 0x1p-136) << x;
+  }
+  EXPECT_GT(checked16, 1000000u);
+  // The branch-free FP16 -> float conversion of the host kernel, on every binary16.
+  for (std::uint32_t h = 0; h < 0x10000u; ++h) {
+    const float want = to_float(fp16{std::uint16_t(h)});
+    const float got = Impl::fp16_to_float_nobranch(std::uint16_t(h));
+    ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0) << h;
+  }
+}
+
+}  // namespace
