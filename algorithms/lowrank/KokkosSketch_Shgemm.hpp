@@ -9,11 +9,13 @@
 /// [2^14, 2^15), before the split, and row i of C is divided by sigma_i after the product.
 /// Both scalings are exact, so every finite A is inside FP16's range: no overflow to Inf in
 /// the split, whatever the magnitudes (the paper's SHGEMM-FP16 fails on its Cauchy matrices;
-/// this one does not). Entries smaller than about 2^-18 of their row's maximum fall below
-/// FP16's normal range after the scaling and keep an absolute error of at most about
-/// 2^-39 max_l |A(i, l)| per unit of |b| (instead of a relative one). C gets Inf only where the
-/// exact product overflows FP32. NaN and Inf in A propagate to C (ShgemmOptions::check_finite
-/// reports them before the product).
+/// this one does not). For entries smaller than about 2^-18 of their row's maximum the low
+/// part falls in FP16's subnormal range after the scaling, and the split's error becomes
+/// absolute, at most about 2^-39 max_l |A(i, l)| per unit of |b| (instead of 2^-22 |a|).
+/// The partial sums cannot overflow either (|sigma_i a| < 2^15, |b| <= 65504): C gets Inf
+/// only where the exact product overflows FP32. NaN and Inf in A propagate to C
+/// (ShgemmOptions::check_finite reports them before the product). The TF32 variant splits A
+/// unscaled (TF32 has FP32's exponent range) and sums like an FP32 GEMM.
 #ifndef KOKKOSSKETCH_SHGEMM_HPP
 #define KOKKOSSKETCH_SHGEMM_HPP
 

@@ -281,8 +281,8 @@ TYPED_TEST(ShgemmTest, RowsOfAnyMagnitude) {
 }
 
 /// The seed's Cauchy matrix 1/(|x_i - y_j| + gamma), x, y uniform in (-1e-3, 1e-3),
-/// gamma = 1e-3 (entries up to 1e3), and after one orthogonal-iteration-like step A A^T A
-/// (entries near 1e13, far outside FP16's range).
+/// gamma = 1e-3 (entries up to 1e3), and A A^T A of it (one power-iteration step: entries
+/// near 1e13, far outside FP16's range).
 TYPED_TEST(ShgemmTest, CauchyMatrices) {
   const std::int64_t m = 130, k = 523, n = 70;
   std::mt19937 gen(31);
