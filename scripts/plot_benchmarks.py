@@ -28,7 +28,8 @@ _SUFFIX = re.compile(
     r"manual_time|real_time|process_time)$")
 _TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Benchmark -> the vendor baseline it is compared with (same space, same size).
-BASELINES = {"sparse_project": "cusparse_spmm"}
+BASELINES = {"sparse_project": "cusparse_spmm", "shgemm_fp16": "sgemm", "shgemm_tf32": "sgemm",
+             "shgemm_fused": "sgemm", "cublas_tf32": "sgemm"}
 COPY = "copy_bandwidth"
 RATES = ("GB/s", "GB/s_Aonce", "GFLOP/s")
 # Context keys shown, in order (the first found of each tuple).
