@@ -233,6 +233,48 @@ TYPED_TEST(ShgemmTest, DispatchedPathAgreesWithGenericKernel) {
   }
 }
 
+TYPED_TEST(ShgemmTest, StridedViews) {
+  // A as a LayoutStride view of a transposed array, B and C as strided subviews of larger
+  // arrays: the same result as with contiguous Views (the same split product, the order of the
+  // FP32 additions aside).
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  const std::int64_t m = 45, k = 77, n = 19;
+  const HostMat A = normal_matrix(m, k, 41);
+  const HalfGaussianOp<fp16> op(RNGState(42), k, n);
+  std::vector<double> abs;
+  product64(A, operator_values(op), &abs);
+  // A^T stored column-major (k x m): A(i, l) at l + i k, i.e. strides (k, 1).
+  Kokkos::View<float*, mem> storage("storage", m * k);
+  {
+    auto h = Kokkos::create_mirror_view(storage);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t l = 0; l < k; ++l) h(l + i * k) = A(i, l);
+    Kokkos::deep_copy(storage, h);
+  }
+  Kokkos::View<const float**, Kokkos::LayoutStride, mem> a(storage.data(),
+                                                           Kokkos::LayoutStride(m, k, k, 1));
+  Kokkos::View<fp16**, Kokkos::LayoutLeft, mem> bbig("Bbig", k + 3, n + 2);
+  Kokkos::View<float**, Kokkos::LayoutLeft, mem> cbig("Cbig", m + 5, n + 1);
+  const auto b = Kokkos::subview(bbig, Kokkos::make_pair(std::int64_t(3), k + 3),
+                                 Kokkos::make_pair(std::int64_t(1), n + 1));
+  const auto c = Kokkos::subview(cbig, Kokkos::make_pair(std::int64_t(2), m + 2),
+                                 Kokkos::make_pair(std::int64_t(0), n));
+  materialize(Space(), op, b);
+  for (ShgemmVariant v : {ShgemmVariant::fp16, ShgemmVariant::tf32}) {
+    ShgemmOptions o;
+    o.variant = v;
+    shgemm(Space(), a, b, c, o);
+    const auto want =
+        run_shgemm<Space, Kokkos::LayoutRight, Kokkos::LayoutLeft, Kokkos::LayoutLeft>(A, op, v,
+                                                                                       false);
+    std::vector<double> bound(abs.size());
+    for (std::size_t e = 0; e < abs.size(); ++e) bound[e] = 0x1p-20 * abs[e];
+    EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(c), want, bound, std::size_t(n)))
+        << variant_name(v);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Range safety.
 // ---------------------------------------------------------------------------------------------
