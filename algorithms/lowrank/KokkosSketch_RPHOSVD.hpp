@@ -12,12 +12,15 @@
 #include <KokkosSketch_HalfGaussianOp.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_RNG.hpp>
+#include <KokkosSketch_RandomizedSVD.hpp>
+#include <KokkosSketch_Shgemm.hpp>
 #include <KokkosSketch_Traits.hpp>
 #include <impl/KokkosSketch_RPHOSVD_impl.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <array>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -26,45 +29,34 @@
 
 namespace KokkosSketch {
 
-/// \brief How the random projections W = A_(i) Omega_(i) of RP-HOSVD are computed.
-///
-/// The enumerators are those of the randomized SVD's projection choice, so that the two can
-/// be unified.
-enum class RPHOSVDProjection {
-  /// FP32 SGEMM (KokkosBlas::gemm: host BLAS, cuBLAS) with the exact FP32 values of the FP16
-  /// Gaussian operator, materialized: the FP32 baseline.
-  sgemm,
-  /// SHGEMM on FP16 Tensor Cores (A split into two FP16 terms), Omega materialized in FP16.
-  shgemm_fp16,
-  /// SHGEMM on TF32 Tensor Cores (full exponent range), Omega materialized in FP16.
-  shgemm_tf32,
-  /// SHGEMM that generates the FP16 Omega tiles inside the GEMM (Omega never in memory).
-  shgemm_fused
-};
-
 /// \brief Options of an RPHOSVD plan.
 struct RPHOSVDOptions {
-  /// How the projections W = A_(i) Omega_(i) are computed.
-  RPHOSVDProjection projection = RPHOSVDProjection::sgemm;
+  /// How the projections W = A_(i) Omega_(i) are computed (the randomized SVD's choice,
+  /// ProjectionGemm): `automatic` is shgemm_fp16 on devices and sgemm on host spaces (host
+  /// BLAS is the fastest CPU GEMM); `sgemm` is the FP32 baseline.
+  ProjectionGemm projection = ProjectionGemm::automatic;
   /// RNG state of Omega_(1); Omega_(i+1) starts at Omega_(i)'s next_state().
   RNGState state{};
+  /// Fence after every step of compute() and record its wall-clock time in RPHOSVDStats
+  /// (for breakdowns; adds a few synchronizations).
+  bool time_steps = false;
   /// Count the non-finite entries of every W = A_(i) Omega_(i) and throw Error if there is
   /// any (NaN/Inf in A, or overflow). Each check waits for the instance; the Householder QR
   /// that follows waits anyway (LAPACK on the host, cuSOLVER's devInfo on CUDA).
   bool check_finite = true;
 };
 
-/// \brief Name of a projection method ("sgemm", "shgemm_fp16", "shgemm_tf32", "shgemm_fused").
-/// \param [in] p method
-/// \return its name
-inline const char* projection_name(RPHOSVDProjection p) {
-  switch (p) {
-    case RPHOSVDProjection::sgemm: return "sgemm";
-    case RPHOSVDProjection::shgemm_fp16: return "shgemm_fp16";
-    case RPHOSVDProjection::shgemm_tf32: return "shgemm_tf32";
-    default: return "shgemm_fused";
-  }
-}
+/// \brief What the last RPHOSVD::compute() did (times with RPHOSVDOptions::time_steps).
+struct RPHOSVDStats {
+  /// Projection method that ran (automatic resolved).
+  ProjectionGemm projection = ProjectionGemm::sgemm;
+  /// Seconds in the projections W = A_(i) Omega_(i), Omega generation and unfolding included,
+  double seconds_projection = 0;
+  /// ... in the QRs of the W (and the finiteness checks), ...
+  double seconds_qr = 0;
+  /// ... and in the core g = A x_1 Q_1^T ... x_N Q_N^T and the copies to the outputs.
+  double seconds_core = 0;
+};
 
 /// \brief Plan of the random-projection HOSVD of FP32 tensors of one shape (order 3 or 4):
 /// \f$A \approx g \times_1 Q_1 \times_2 \cdots \times_N Q_N\f$ with a core
@@ -103,6 +95,18 @@ class RPHOSVD {
   /// Memory space of the workspaces.
   using memory_space = typename ExecSpace::memory_space;
 
+ private:
+  using mat_t = Impl::UMatrix<ExecSpace, float>;
+  using buf_t = Kokkos::View<float*, memory_space>;
+  using half_buf_t = Kokkos::View<fp16*, memory_space>;
+  using half_mat_t = Kokkos::View<fp16**, Kokkos::LayoutLeft,
+                                  Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
+                                  Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using strided_t = Kokkos::View<float**, Kokkos::LayoutStride,
+                                 Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+ public:
   /// \brief Checks the shape, binds the plan to `space` and allocates the workspaces.
   /// \param [in] space instance all work is enqueued on
   /// \param [in] extents I_1, ..., I_N of the tensors to decompose (N = 3 or 4)
@@ -131,8 +135,7 @@ class RPHOSVD {
                             "the unfolding A_(", k + 1, ") is ", I, " x ", rest,
                             "; BLAS/LAPACK need extents below 2^31");
     }
-    KOKKOSSKETCH_THROW_IF(options.projection != RPHOSVDProjection::sgemm, f, "projection ",
-                          projection_name(options.projection), " is not available yet");
+    m_proj = resolve(options.projection);
     m_order = Impl::chain_order(m_dims, m_ranks);
     allocate();
   }
@@ -162,6 +165,9 @@ class RPHOSVD {
   /// call's next_state(), for an independent draw).
   /// \param [in] state the new state
   void set_state(const RNGState& state) { m_options.state = state; }
+  /// \brief Turns the per-step timing of compute() on or off (RPHOSVDOptions::time_steps).
+  /// \param [in] on whether compute() fences between steps and records their times
+  void set_time_steps(bool on) { m_options.time_steps = on; }
   /// \brief First RNG state whose counters compute() does not use.
   /// \return the next_state() of Omega_(N)
   RNGState next_state() const { return mode_state(order()); }
@@ -191,8 +197,7 @@ class RPHOSVD {
   void compute(const AView& A, const GView& g, const QViews&... Q) {
     Impl::static_check_tensor<ExecSpace, AView, false>();
     static_check_core_and_factors<AView, GView, QViews...>();
-    Impl::ScopedRegion region(std::string("rphosvd[") + projection_name(m_options.projection) +
-                              "]");
+    Impl::ScopedRegion region(std::string("RPHOSVD::compute[") + projection_name(m_proj) + "]");
     const char* f = "RPHOSVD::compute";
     check_tensor_args(f, A, g);
     std::array<std::int64_t, 4> qr{{0, 0, 0, 0}}, qc{{0, 0, 0, 0}};
@@ -205,8 +210,12 @@ class RPHOSVD {
                             " is ", qr[k], " x ", qc[k], " but needs to be ", m_dims.n[k],
                             " x ", m_ranks.n[k]);
     const float* a = A.data();
+    m_stats = RPHOSVDStats{};
+    m_stats.projection = m_proj;
+    StepTimer timer(m_space, m_options.time_steps);
     for (int k = 0; k < order(); ++k) {
       project(k, a);
+      m_stats.seconds_projection += timer.lap();
       mat_t W = factor(k);
       if (m_options.check_finite) {
         const std::int64_t bad = Impl::count_nonfinite(m_space, W, "KokkosSketch::check_finite");
@@ -215,6 +224,7 @@ class RPHOSVD {
       }
       m_la.geqrf(W, m_tau);
       m_la.orgqr(W, m_tau);
+      m_stats.seconds_qr += timer.lap();
     }
     std::array<mat_t, 4> M;
     for (int k = 0; k < order(); ++k) M[k] = factor(k);
@@ -225,18 +235,70 @@ class RPHOSVD {
       int k = 0;
       ((Impl::store_matrix(m_space, factor(k).data(), Q), ++k), ...);
     }
+    m_stats.seconds_core += timer.lap();
   }
 
-  /// \brief One projection W_k = A_(k) Omega_(k) into the plan's W_k (asynchronous); public
-  /// for the device lambdas of the SHGEMM paths, not part of the API.
-  /// \param [in] k mode, 0-based
-  /// \param [in] a A's data (contiguous column-major, the plan's extents)
+  /// \brief What the last compute() did: the projection method that ran, and with
+  /// RPHOSVDOptions::time_steps the seconds per step.
+  /// \return the statistics of the last call
+  const RPHOSVDStats& stats() const { return m_stats; }
+  /// \brief The projection method compute() runs (automatic resolved).
+  /// \return sgemm, shgemm_fp16, shgemm_tf32 or shgemm_fused
+  ProjectionGemm projection() const { return m_proj; }
+
+ private:
+  /// Wall-clock laps between fences of the instance, when enabled.
+  class StepTimer {
+   public:
+    StepTimer(const ExecSpace& space, bool on) : m_s(space), m_on(on) {
+      if (m_on) start();
+    }
+    double lap() {
+      if (!m_on) return 0;
+      const auto t0 = m_t;
+      start();
+      return std::chrono::duration<double>(m_t - t0).count();
+    }
+
+   private:
+    void start() {
+      Impl::fence(m_s, "KokkosSketch::RPHOSVD::time_steps");
+      m_t = std::chrono::steady_clock::now();
+    }
+    ExecSpace m_s;
+    bool m_on;
+    std::chrono::steady_clock::time_point m_t;
+  };
+
+  static ProjectionGemm resolve(ProjectionGemm p) {
+    if (p != ProjectionGemm::automatic) return p;
+    return Impl::is_host_space_v<ExecSpace> ? ProjectionGemm::sgemm : ProjectionGemm::shgemm_fp16;
+  }
+
+  /// One projection W_k = A_(k) Omega_(k) into the plan's W_k (asynchronous); `a` is A's
+  /// data (contiguous column-major, the plan's extents).
   void project(int k, const float* a) {
     const std::int64_t P = m_dims.before(k), I = m_dims.n[k], S = m_dims.after(k);
     const std::int64_t rows = P * S, J = m_ranks.n[k];
     const HalfGaussianOp<fp16> omega(mode_state(k), rows, J);
     const mat_t W = factor(k);
     // The unfolding: A_(k) (trans "N") or its transpose (trans "T"), in place or permuted.
+    const bool sgemm = m_proj == ProjectionGemm::sgemm;
+    const mat_t Om(sgemm ? m_omega.data() : nullptr, rows, J);
+    if (sgemm) Impl::materialize_half(m_space, omega, Om);
+    const bool middle = P > 1 && S > 1;
+    if constexpr (Impl::is_host_space_v<ExecSpace>) {
+      if (sgemm && middle) {
+        // Host BLAS: W = sum_s X_s^T Omega_s over the slabs X_s = A(.., :, s) (P x I,
+        // column-major) and Omega_s = rows [s P, (s + 1) P) of Omega; no permuting copy
+        // (measured cheaper on CPUs, see docs/lowrank/rp_hosvd.md).
+        for (std::int64_t s = 0; s < S; ++s)
+          m_la.gemm("T", "N", 1.0f, mat_t(const_cast<float*>(a) + s * P * I, P, I),
+                    Kokkos::subview(Om, Kokkos::make_pair(s * P, (s + 1) * P), Kokkos::ALL),
+                    s == 0 ? 0.0f : 1.0f, W);
+        return;
+      }
+    }
     const float* src = a;
     std::int64_t ur = I, uc = rows;
     const char* trans = "N";
@@ -244,24 +306,40 @@ class RPHOSVD {
       ur = P;
       uc = I;
       trans = "T";
-    } else if (P > 1) {
+    } else if (middle) {
       Impl::permute_front(m_space, a, m_perm.data(), P, I, S);
       src = m_perm.data();
     }
     const mat_t U(const_cast<float*>(src), ur, uc);
-    switch (m_options.projection) {
-      default: {
-        const mat_t Om(m_omega.data(), rows, J);
-        Impl::materialize_half(m_space, omega, Om);
-        m_la.gemm(trans, "N", 1.0f, U, Om, 0.0f, W);
-        break;
-      }
+    if (sgemm) {
+      m_la.gemm(trans, "N", 1.0f, U, Om, 0.0f, W);
+      return;
+    }
+    // SHGEMM takes op(U) as a View: U itself, or U^T as a LayoutStride View (rows of U^T
+    // contiguous), which the kernels read k-major.
+    if (trans[0] == 'T') {
+      const strided_t Ut(const_cast<float*>(src), Kokkos::LayoutStride(uc, ur, ur, 1));
+      project_shgemm(omega, Ut, W);
+    } else {
+      project_shgemm(omega, U, W);
     }
   }
 
- private:
-  using mat_t = Impl::UMatrix<ExecSpace, float>;
-  using buf_t = Kokkos::View<float*, memory_space>;
+
+  template <class UView, class WView>
+  void project_shgemm(const HalfGaussianOp<fp16>& omega, const UView& U, const WView& W) {
+    ShgemmOptions so;
+    so.variant = m_proj == ProjectionGemm::shgemm_tf32 ? ShgemmVariant::tf32
+                                                                        : ShgemmVariant::fp16;
+    if (m_proj == ProjectionGemm::shgemm_fused) {
+      shgemm(m_space, U, omega, W, so);
+    } else {
+      const half_mat_t Om(m_omega_h.data(), omega.rows(), omega.cols());
+      Impl::materialize_half(m_space, omega, Om);
+      shgemm(m_space, U, Om, W, so);
+    }
+  }
+
 
   template <class AView, class GView, class... QViews>
   static constexpr void static_check_core_and_factors() {
@@ -316,9 +394,19 @@ class RPHOSVD {
       middle = middle || (m_dims.before(k) > 1 && m_dims.after(k) > 1);
     }
     m_tau = alloc("tau", jmax);
-    if (m_options.projection == RPHOSVDProjection::sgemm) m_omega = alloc("Omega", omega);
-    const Impl::ChainSizes cs = Impl::chain_sizes(m_dims, m_ranks, m_order);
-    m_perm = alloc("permuted", std::max(middle ? m_dims.size() : 0, cs.perm_in));
+    if (m_proj == ProjectionGemm::sgemm) {
+      m_omega = alloc("Omega", omega);
+    } else if (m_proj != ProjectionGemm::shgemm_fused) {
+      m_omega_h = half_buf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
+                                                std::string("KokkosSketch::RPHOSVD::Omega_fp16")),
+                             omega);
+      m_workspace_bytes += omega * std::int64_t(sizeof(fp16));
+    }
+    const Impl::ChainSizes cs = Impl::chain_sizes_for<ExecSpace>(m_dims, m_ranks, m_order);
+    // The permuted unfolding of a middle mode (host SGEMM projections go slab by slab).
+    const bool permuted = middle && !(Impl::is_host_space_v<ExecSpace> &&
+                                      m_proj == ProjectionGemm::sgemm);
+    m_perm = alloc("permuted", std::max(permuted ? m_dims.size() : 0, cs.perm_in));
     m_tmp = alloc("core_permuted", cs.perm_out);
     m_buf0 = alloc("core_work0", cs.intermediate);
     m_buf1 = alloc("core_work1", cs.intermediate);
@@ -327,11 +415,14 @@ class RPHOSVD {
 
   ExecSpace m_space;
   RPHOSVDOptions m_options;
+  ProjectionGemm m_proj = ProjectionGemm::sgemm;
+  RPHOSVDStats m_stats;
   Impl::DenseLA<ExecSpace, float> m_la;
   Impl::TensorDims m_dims, m_ranks;
   std::array<int, 4> m_order{{0, 1, 2, 3}};
   std::array<buf_t, 4> m_W;
   buf_t m_tau, m_omega, m_perm, m_tmp, m_buf0, m_buf1, m_core;
+  half_buf_t m_omega_h;
   std::int64_t m_workspace_bytes = 0;
 };
 
@@ -393,7 +484,7 @@ double tucker_relative_error(const ExecSpace& space, const AView& A, const GView
      ...);
   }
   const std::array<int, 4> order = Impl::chain_order(gd, ad);
-  const Impl::ChainSizes cs = Impl::chain_sizes(gd, ad, order);
+  const Impl::ChainSizes cs = Impl::chain_sizes_for<ExecSpace>(gd, ad, order);
   dbuf_t b0 = alloc("work0", cs.intermediate), b1 = alloc("work1", cs.intermediate);
   dbuf_t pin = alloc("perm_in", cs.perm_in), pout = alloc("perm_out", cs.perm_out);
   dbuf_t Ahat = alloc("reconstruction", ad.size());

@@ -124,7 +124,7 @@ RNGState tucker_test_tensor(const ExecSpace& space, const RNGState& state,
 
   // A = G x_1 Omega_(1)^T x_2 ... x_N Omega_(N)^T, modes in the paper's order.
   const std::array<int, 4> order{{0, 1, 2, 3}};
-  const Impl::ChainSizes cs = Impl::chain_sizes(in, out, order);
+  const Impl::ChainSizes cs = Impl::chain_sizes_for<ExecSpace>(in, out, order);
   buf_t b0 = alloc("KokkosSketch::tucker_test_tensor::work0", cs.intermediate);
   buf_t b1 = alloc("KokkosSketch::tucker_test_tensor::work1", cs.intermediate);
   buf_t pin = alloc("KokkosSketch::tucker_test_tensor::perm_in", cs.perm_in);

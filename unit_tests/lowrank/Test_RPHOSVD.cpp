@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -184,6 +185,76 @@ typename TensorType<Space, N>::type make_tensor(const std::vector<std::int64_t>&
 const std::vector<std::int64_t> I3{24, 20, 18}, J3{8, 7, 6};
 const std::vector<std::int64_t> I4{12, 10, 9, 8}, J4{6, 5, 5, 4};
 constexpr std::int64_t kPad = 2;
+
+// ---------------------------------------------------------------------------------------------
+// Tensor kernels: both permuting copies and both mode-product paths on every space.
+
+template <class Space>
+class TensorKernels : public ::testing::Test {};
+TYPED_TEST_SUITE(TensorKernels, KokkosSketch::TestUtil::ExecutionSpaces,
+                 KokkosSketch::TestUtil::SpaceName);
+
+template <class Space>
+using Buffer = Kokkos::View<float*, typename Space::memory_space>;
+
+TYPED_TEST(TensorKernels, PermutingCopies) {
+  using Space = TypeParam;
+  // Extents around the 32 x 32 tile: partial tiles, one-wide slabs, several slabs.
+  for (auto d : std::vector<std::array<std::int64_t, 3>>{{37, 45, 3}, {1, 5, 2}, {64, 32, 1},
+                                                         {33, 1, 4}}) {
+    const std::int64_t P = d[0], C = d[1], S = d[2], n = P * C * S;
+    auto Xm = KokkosSketch::TestUtil::random_matrix<Kokkos::LayoutLeft, Space>(n, 1, 3);
+    Buffer<Space> B1("B1", n), B2("B2", n);
+    KokkosSketch::Impl::permute_front_team(Space(), Xm.data(), B1.data(), P, C, S);
+    KokkosSketch::Impl::permute_front_host(Space(), Xm.data(), B2.data(), P, C, S);
+    const auto x = KokkosSketch::TestUtil::to_host(Xm);
+    const auto b1 = KokkosSketch::TestUtil::host_vector(B1);
+    const auto b2 = KokkosSketch::TestUtil::host_vector(B2);
+    std::int64_t bad = 0;
+    for (std::int64_t s = 0; s < S; ++s)
+      for (std::int64_t c = 0; c < C; ++c)
+        for (std::int64_t p = 0; p < P; ++p) {
+          const double want = x[std::size_t(p + P * (c + C * s))];
+          const std::size_t at = std::size_t(c + C * (p + P * s));
+          bad += (b1[at] != want) + (b2[at] != want);
+        }
+    EXPECT_EQ(bad, 0) << P << " x " << C << " x " << S;
+  }
+}
+
+TYPED_TEST(TensorKernels, ModeProductPaths) {
+  using Space = TypeParam;
+  using mat_t = KokkosSketch::Impl::UMatrix<Space, float>;
+  const std::int64_t P = 7, S = 5, n_in = 9, n_out = 4;
+  auto Xm = KokkosSketch::TestUtil::random_matrix<Kokkos::LayoutLeft, Space>(P * n_in * S, 1, 4);
+  auto Mt = KokkosSketch::TestUtil::random_matrix<Kokkos::LayoutLeft, Space>(n_in, n_out, 5);
+  auto Mn = KokkosSketch::TestUtil::random_matrix<Kokkos::LayoutLeft, Space>(n_out, n_in, 6);
+  Buffer<Space> Y("Y", P * n_out * S), pin("pin", P * n_in * S), pout("pout", P * n_out * S);
+  KokkosSketch::Impl::DenseLA<Space, float> la{Space()};
+  const auto x = KokkosSketch::TestUtil::to_host(Xm);
+  for (bool transpose : {true, false}) {
+    const HostMatrix M = KokkosSketch::TestUtil::from_view(transpose ? Mt : Mn);
+    for (bool slabs : {true, false}) {
+      KokkosSketch::Impl::mode_product(la, Xm.data(), P, n_in, S,
+                                       mat_t(transpose ? Mt.data() : Mn.data(), M.rows, M.cols),
+                                       transpose, Y.data(), n_out,
+                                       KokkosSketch::Impl::ModeProductScratch<float>{pin.data(),
+                                                                                     pout.data()},
+                                       slabs);
+      const auto y = KokkosSketch::TestUtil::host_vector(Y);
+      double worst = 0;
+      for (std::int64_t s = 0; s < S; ++s)
+        for (std::int64_t o = 0; o < n_out; ++o)
+          for (std::int64_t p = 0; p < P; ++p) {
+            double want = 0;
+            for (std::int64_t c = 0; c < n_in; ++c)
+              want += (transpose ? M(c, o) : M(o, c)) * x[std::size_t(p + P * (c + n_in * s))];
+            worst = std::max(worst, std::abs(y[std::size_t(p + P * (o + n_out * s))] - want));
+          }
+      EXPECT_LT(worst, 1e-5) << "transpose " << transpose << " slabs " << slabs;
+    }
+  }
+}
 
 template <class Space>
 class TuckerTestTensor : public ::testing::Test {};
@@ -457,6 +528,42 @@ TYPED_TEST(RPHOSVDTest, SameStateSameResultOnEverySpace) {
   EXPECT_GT(projector_distance(r.Q[0], t.Q[0]), 1e-2);
 }
 
+template <class Space, int N>
+void check_projections(const std::vector<std::int64_t>& I, const std::vector<std::int64_t>& J,
+                       const std::vector<std::int64_t>& truncated, std::uint64_t seed) {
+  using KokkosSketch::ProjectionGemm;
+  auto A = make_tensor<Space, N>(I);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(seed), J, kPad, A);
+  const HostTensor hA = host_tensor(A);
+  KokkosSketch::RPHOSVDOptions opts;
+  opts.state = KokkosSketch::RNGState(seed + 100);
+  opts.projection = ProjectionGemm::sgemm;  // the FP32 baseline
+  const HostTucker base_exact = run_rphosvd<Space, N>(A, hA, J, opts);
+  const HostTucker base_trunc = run_rphosvd<Space, N>(A, hA, truncated, opts);
+  for (auto p : {ProjectionGemm::shgemm_fp16, ProjectionGemm::shgemm_tf32,
+                 ProjectionGemm::shgemm_fused}) {
+    opts.projection = p;
+    const char* name = KokkosSketch::projection_name(p);
+    const HostTucker exact = run_rphosvd<Space, N>(A, hA, J, opts);
+    check_tucker_properties(hA, exact);
+    EXPECT_LT(exact.error, 1e-5) << name << " N = " << N;
+    // The same Omega: the truncated subspaces, hence the errors, differ only by the GEMMs'
+    // rounding (SHGEMM is as accurate as SGEMM): within 1.1x of the SGEMM projection's error.
+    const HostTucker trunc = run_rphosvd<Space, N>(A, hA, truncated, opts);
+    check_tucker_properties(hA, trunc);
+    EXPECT_LE(trunc.error, 1.1 * base_trunc.error) << name << " N = " << N;
+    EXPECT_GE(trunc.error, base_trunc.error / 1.1) << name << " N = " << N;
+    for (int k = 0; k < N; ++k)
+      EXPECT_LT(projector_distance(trunc.Q[k], base_trunc.Q[k]), 1e-4) << name << " Q_" << k + 1;
+  }
+  EXPECT_LT(base_exact.error, 1e-5);
+}
+
+TYPED_TEST(RPHOSVDTest, ShgemmProjectionsAsAccurateAsSgemm) {
+  check_projections<TypeParam, 3>(I3, J3, {4, 3, 2}, 71);
+  check_projections<TypeParam, 4>(I4, J4, {3, 2, 2, 1}, 72);
+}
+
 TYPED_TEST(RPHOSVDTest, NextStateChainsTheModes) {
   using Space = TypeParam;
   KokkosSketch::RPHOSVDOptions opts;
@@ -485,6 +592,32 @@ TYPED_TEST(RPHOSVDTest, NextStateChainsTheModes) {
     EXPECT_LE(flops(order), flops(perm));
   } while (std::next_permutation(perm.begin(), perm.end()));
   EXPECT_LT(flops(order), flops({0, 1, 2}));  // here the paper's order 1, 2, 3 costs more
+}
+
+TYPED_TEST(RPHOSVDTest, AutomaticProjectionAndStepTimes) {
+  using Space = TypeParam;
+  using KokkosSketch::ProjectionGemm;
+  auto A = make_tensor<Space, 3>(I3);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(81), J3, kPad, A);
+  KokkosSketch::RPHOSVDOptions opts;
+  opts.time_steps = true;
+  KokkosSketch::RPHOSVD<Space> plan(Space(), I3, J3, opts);
+  // automatic: host BLAS on host spaces, SHGEMM (FP16) on devices.
+  const ProjectionGemm want = KokkosSketch::Impl::is_host_space_v<Space>
+                                  ? ProjectionGemm::sgemm
+                                  : ProjectionGemm::shgemm_fp16;
+  EXPECT_EQ(plan.projection(), want);
+  auto g = make_tensor<Space, 3>(J3);
+  Factor<Space> Q1("Q1", I3[0], J3[0]), Q2("Q2", I3[1], J3[1]), Q3("Q3", I3[2], J3[2]);
+  plan.compute(A, g, Q1, Q2, Q3);
+  EXPECT_EQ(plan.stats().projection, want);
+  EXPECT_GT(plan.stats().seconds_projection, 0.0);
+  EXPECT_GT(plan.stats().seconds_qr, 0.0);
+  EXPECT_GT(plan.stats().seconds_core, 0.0);
+  plan.set_time_steps(false);
+  plan.compute(A, g, Q1, Q2, Q3);
+  EXPECT_EQ(plan.stats().seconds_projection, 0.0);
+  EXPECT_LT(KokkosSketch::tucker_relative_error(Space(), A, g, Q1, Q2, Q3), 1e-5);
 }
 
 TYPED_TEST(RPHOSVDTest, LayoutsOfCoreAndFactors) {

@@ -184,10 +184,34 @@ struct PermuteTiles {
   }
 };
 
-/// B (C, P, S) = X (P, C, S) permuted, both column-major and contiguous; asynchronous.
+/// The same permutation on host spaces: one thread per 32 x 32 tile, copied directly (the
+/// tile stays in L1), without team scratch or barriers.
 template <class ExecSpace, class Scalar>
-void permute_front(const ExecSpace& space, const Scalar* X, Scalar* B, std::int64_t P,
-                   std::int64_t C, std::int64_t S) {
+struct PermuteTilesHost {
+  static constexpr int tile = 32;
+  const Scalar* m_X;
+  Scalar* m_B;
+  std::int64_t m_P, m_C, m_tp, m_tc;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t league) const {
+    const std::int64_t per_slab = m_tp * m_tc;
+    const std::int64_t s = league / per_slab;
+    const std::int64_t r = league - s * per_slab;
+    const std::int64_t p0 = (r % m_tp) * tile, c0 = (r / m_tp) * tile;
+    const std::int64_t P = m_P, C = m_C;
+    const std::int64_t p1 = p0 + tile < P ? p0 + tile : P, c1 = c0 + tile < C ? c0 + tile : C;
+    const Scalar* X = m_X + P * C * s;
+    Scalar* B = m_B + P * C * s;
+    for (std::int64_t p = p0; p < p1; ++p)
+      for (std::int64_t c = c0; c < c1; ++c) B[c + C * p] = X[p + P * c];
+  }
+};
+
+/// B (C, P, S) = X (P, C, S) by the team-scratch tiles (the GPU kernel; runs on every
+/// backend). Asynchronous.
+template <class ExecSpace, class Scalar>
+void permute_front_team(const ExecSpace& space, const Scalar* X, Scalar* B, std::int64_t P,
+                        std::int64_t C, std::int64_t S) {
   using functor_t = PermuteTiles<ExecSpace, Scalar>;
   const std::int64_t tp = (P + functor_t::tile - 1) / functor_t::tile;
   const std::int64_t tc = (C + functor_t::tile - 1) / functor_t::tile;
@@ -197,8 +221,33 @@ void permute_front(const ExecSpace& space, const Scalar* X, Scalar* B, std::int6
   functor_t f{X, B, P, C, S, tp, tc};
   typename functor_t::policy_t policy(space, int(league), Kokkos::AUTO);
   Kokkos::parallel_for("KokkosSketch::rphosvd::permute",
-                       policy.set_scratch_size(0, Kokkos::PerTeam(functor_t::scratch_bytes())),
-                       f);
+                       policy.set_scratch_size(0, Kokkos::PerTeam(functor_t::scratch_bytes())), f);
+}
+
+/// B (C, P, S) = X (P, C, S) by a thread per tile (the host kernel). Asynchronous.
+template <class ExecSpace, class Scalar>
+void permute_front_host(const ExecSpace& space, const Scalar* X, Scalar* B, std::int64_t P,
+                        std::int64_t C, std::int64_t S) {
+  using functor_t = PermuteTilesHost<ExecSpace, Scalar>;
+  const std::int64_t tp = (P + functor_t::tile - 1) / functor_t::tile;
+  const std::int64_t tc = (C + functor_t::tile - 1) / functor_t::tile;
+  Kokkos::parallel_for(
+      "KokkosSketch::rphosvd::permute",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, tp * tc * S),
+      functor_t{X, B, P, C, tp, tc});
+}
+
+/// B (C, P, S) = X (P, C, S) permuted, both column-major and contiguous; asynchronous.
+/// GPUs: tiles through team scratch (coalesced reads and writes); host spaces: a thread per
+/// tile.
+template <class ExecSpace, class Scalar>
+void permute_front(const ExecSpace& space, const Scalar* X, Scalar* B, std::int64_t P,
+                   std::int64_t C, std::int64_t S) {
+  if constexpr (is_host_space_v<ExecSpace>) {
+    permute_front_host(space, X, B, P, C, S);
+  } else {
+    permute_front_team(space, X, B, P, C, S);
+  }
 }
 
 /// Scratch of a chain of mode products: `perm_in` holds at least the largest input and
@@ -212,13 +261,16 @@ struct ModeProductScratch {
 /// Y (P, n_out, S) = X (P, n_in, S) x_k op(M), i.e. Y(p, o, s) = sum_c op(M)(o, c) X(p, c, s),
 /// with op(M) = M^T (`transpose`, M is n_in x n_out: the contraction A x_k Q^T of the core)
 /// or op(M) = M (M is n_out x n_in: the expansion g x_k Q). X and Y are contiguous
-/// column-major arrays that do not overlap. One GEMM for P = 1 or S = 1; otherwise the
-/// permuting copy of X to (n_in, P, S), one GEMM, and the permuting copy of the (n_out, P, S)
-/// result back. Asynchronous on the plan's instance.
+/// column-major arrays that do not overlap. One GEMM for P = 1 or S = 1; otherwise, on
+/// host spaces, one GEMM per slab s (no copies), and on devices the permuting copy of X to
+/// (n_in, P, S), one GEMM, and the permuting copy of the (n_out, P, S) result back (S small
+/// GEMMs would each fill only a few thread blocks). Asynchronous on the plan's instance.
+/// `slabs` selects the slab-by-slab GEMMs for middle modes (default: on host spaces).
 template <class ExecSpace, class Scalar, class MView>
 void mode_product(const DenseLA<ExecSpace, Scalar>& la, const Scalar* X, std::int64_t P,
                   std::int64_t n_in, std::int64_t S, const MView& M, bool transpose, Scalar* Y,
-                  std::int64_t n_out, const ModeProductScratch<Scalar>& scratch) {
+                  std::int64_t n_out, const ModeProductScratch<Scalar>& scratch,
+                  bool slabs = is_host_space_v<ExecSpace>) {
   using mat_t = UMatrix<ExecSpace, Scalar>;
   const char* opM = transpose ? "T" : "N";
   if (P == 1) {
@@ -229,6 +281,13 @@ void mode_product(const DenseLA<ExecSpace, Scalar>& la, const Scalar* X, std::in
     // Y (P x n_out) = X (P x n_in) op(M)^T
     la.gemm("N", transpose ? "N" : "T", Scalar(1), mat_t(const_cast<Scalar*>(X), P, n_in), M,
             Scalar(0), mat_t(Y, P, n_out));
+  } else if (slabs) {
+    // Host BLAS: one GEMM per slab, Y_s (P x n_out) = X_s (P x n_in) op(M)^T, with no
+    // permuting copies (measured cheaper than permute + GEMM + permute on CPUs).
+    for (std::int64_t s = 0; s < S; ++s)
+      la.gemm("N", transpose ? "N" : "T", Scalar(1),
+              mat_t(const_cast<Scalar*>(X) + s * P * n_in, P, n_in), M, Scalar(0),
+              mat_t(Y + s * P * n_out, P, n_out));
   } else {
     permute_front(la.space(), X, scratch.perm_in, P, n_in, S);
     la.gemm(opM, "N", Scalar(1), M, mat_t(scratch.perm_in, n_in, P * S), Scalar(0),
@@ -286,6 +345,15 @@ inline ChainSizes chain_sizes(const TensorDims& in, const TensorDims& out,
     }
     if (t + 1 < in.order) c.intermediate = std::max(c.intermediate, next);
   }
+  return c;
+}
+
+/// chain_sizes for ExecSpace: host spaces run middle steps slab by slab (no permute buffers).
+template <class ExecSpace>
+ChainSizes chain_sizes_for(const TensorDims& in, const TensorDims& out,
+                           const std::array<int, 4>& order) {
+  ChainSizes c = chain_sizes(in, out, order);
+  if (is_host_space_v<ExecSpace>) c.perm_in = c.perm_out = 0;
   return c;
 }
 
