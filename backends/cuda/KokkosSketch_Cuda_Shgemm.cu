@@ -19,7 +19,8 @@
 ///   needed, and both products accumulate into one FP32 accumulator,
 ///   mma.m16n8k16(a_hi, b) + mma.m16n8k16(a_lo, b). The split of tile t + 1 is interleaved
 ///   with the MMAs of tile t.
-/// - TF32 variant: a_hi = tf32(a), a_lo = tf32(a - a_hi) (cvt.rna) in registers, B's FP16
+/// - TF32 variant: a_hi = a truncated to TF32 (a bit mask), a_lo = tf32(a - a_hi) (cvt.rna)
+///   in registers, B's FP16
 ///   values converted exactly to TF32, mma.m16n8k8. No scaling: TF32 has FP32's range.
 /// - Per tile the Tensor Cores accumulate from zero (a chain of 8 or 16 MMAs) and the tile sum
 ///   is added to a second FP32 accumulator by the CUDA cores, round to nearest: the seed's
@@ -518,11 +519,13 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
             x2 = a32[(kk + 1) * kLdA32M + r];
             x3 = a32[(kk + 1) * kLdA32M + r + 8];
           }
+          // hi: a truncated to TF32 (a mask: never overflows, unlike rounding near FLT_MAX);
+          // lo = tf32(a - hi), with a - hi exact.
           unsigned ah[4], al[4];
-          ah[0] = to_tf32(x0);
-          ah[1] = to_tf32(x1);
-          ah[2] = to_tf32(x2);
-          ah[3] = to_tf32(x3);
+          ah[0] = __float_as_uint(x0) & 0xFFFFE000u;
+          ah[1] = __float_as_uint(x1) & 0xFFFFE000u;
+          ah[2] = __float_as_uint(x2) & 0xFFFFE000u;
+          ah[3] = __float_as_uint(x3) & 0xFFFFE000u;
           al[0] = to_tf32(x0 - __uint_as_float(ah[0]));
           al[1] = to_tf32(x1 - __uint_as_float(ah[1]));
           al[2] = to_tf32(x2 - __uint_as_float(ah[2]));
