@@ -282,7 +282,9 @@ struct ShgemmTileKernel {
   std::int64_t m_tiles_m, m_tiles_n;
   std::int64_t m_group;  // host: row blocks per team
 
-  static std::size_t scratch_bytes() { return std::size_t(scratch_floats) * sizeof(float); }
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return std::size_t(scratch_floats) * sizeof(float);
+  }
 
   /// 1 / sigma_i (exact), or 1 for the TF32 variant.
   KOKKOS_FORCEINLINE_FUNCTION float inv_scale(std::int64_t i) const {
