@@ -2,7 +2,7 @@
 /// \file KokkosSketch_DenseLA.hpp
 /// \brief The one internal interface to dense linear algebra that every algorithm uses:
 /// Householder QR, forming Q, triangular solves with R, Cholesky factorization, the thin SVD,
-/// GEMM, and the BLAS-1/2 calls of the iterative solvers (gemv, nrm2, axpby, scal).
+/// the symmetric eigendecomposition, GEMM, and the BLAS-1/2 calls of the iterative solvers (gemv, nrm2, axpby, scal).
 ///
 /// `DenseLA<ExecSpace, Scalar>` is a non-copyable plan object. It holds the execution-space
 /// instance and a backend chosen at compile time by partial specialization of
@@ -45,8 +45,9 @@ enum class Trans { none, transpose };
 
 /// \brief Algorithm of DenseLA::gesvd.
 enum class SvdDriver {
-  /// The fastest driver of the backend: LAPACK xGESDD (divide and conquer) on the host,
-  /// cuSOLVER gesvdj (one-sided Jacobi, economy size) on CUDA.
+  /// The backend's preferred driver: LAPACK xGESDD (divide and conquer) on the host,
+  /// cuSOLVER gesvd on CUDA (cuSOLVER's Jacobi gesvdj was measured less accurate than FP32
+  /// needs at its default tolerance, and not faster; see backends/cuda).
   automatic,
   /// xGESVD (Householder bidiagonalization and implicit QR iteration) on every backend: the
   /// classic driver (the seed paper's cuSOLVER baseline).
@@ -65,6 +66,7 @@ enum class SvdDriver {
 ///   bool potrf(const ExecSpace&, int n, Scalar* A, int lda);  // upper; true iff info == 0
 ///   void gesvd(const ExecSpace&, SvdDriver, int m, int n, Scalar* A, int lda, Scalar* S,
 ///              Scalar* U, int ldu, Scalar* VT, int ldvt);    // thin, any m, n; A destroyed
+///   void syevd(const ExecSpace&, int n, Scalar* A, int lda, Scalar* W);  // upper, vectors
 ///   static const char* svd_path(SvdDriver);                 // library routine gesvd calls
 template <class ExecSpace, class Scalar, class Enable = void>
 struct DenseLABackend {
@@ -328,7 +330,7 @@ class DenseLA {
   /// \param [out] S at least k entries
   /// \param [out] U m x k LayoutLeft View
   /// \param [out] VT k x n LayoutLeft View
-  /// \param [in] driver SvdDriver::automatic (xGESDD on the host, gesvdj on CUDA) or
+  /// \param [in] driver SvdDriver::automatic (xGESDD on the host, gesvd on CUDA) or
   ///   SvdDriver::qr_iteration (xGESVD everywhere)
   /// \throws Error on mismatched or empty extents, extents beyond 32-bit integers, or when
   ///   the library routine does not converge
@@ -353,8 +355,31 @@ class DenseLA {
                     to_lapack_int(f, ld(U), "ldu"), VT.data(), to_lapack_int(f, ld(VT), "ldvt"));
   }
 
+  /// \brief Symmetric eigendecomposition A = Z diag(W) Z^T of an n x n LayoutLeft matrix
+  /// (LAPACK xSYEVD / cuSOLVER syevd, divide and conquer, eigenvectors computed).
+  ///
+  /// Only the upper triangle of A is read; A is overwritten with the orthonormal eigenvectors
+  /// Z (column j for W(j)). Waits for the instance (LAPACK on the host thread; cuSOLVER's
+  /// devInfo is read back).
+  /// \param [in,out] A n x n LayoutLeft View holding the plan's Scalar
+  /// \param [out] W at least n entries: the eigenvalues in ascending order
+  /// \throws Error if A is not square or empty, W is too short, an extent exceeds 32-bit
+  ///   integers, or the routine does not converge
+  template <class AView, class WView>
+  void syevd(const AView& A, const WView& W) {
+    static_check_factor<AView, WView>();
+    const char* f = "DenseLA::syevd";
+    const std::int64_t n = A.extent(0);
+    KOKKOSSKETCH_THROW_IF(n == 0 || std::int64_t(A.extent(1)) != n, f, "A is ", A.extent(0),
+                          " x ", A.extent(1), "; needs a nonempty square matrix");
+    KOKKOSSKETCH_THROW_IF(std::int64_t(W.extent(0)) < n, f, "W has ", W.extent(0),
+                          " entries, needs ", n);
+    m_backend.syevd(m_space, to_lapack_int(f, n, "n"), A.data(), to_lapack_int(f, ld(A), "lda"),
+                    W.data());
+  }
+
   /// \brief The library routine gesvd calls for `driver` on this backend ("xgesdd",
-  /// "xgesvd", "gesvdj", "gesvd").
+  /// "xgesvd", "gesvd").
   static const char* svd_path(SvdDriver driver) { return backend_type::svd_path(driver); }
 
   /// \brief C = alpha op(A) op(B) + beta C through KokkosBlas::gemm on the plan's instance

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Host_DenseLA.hpp
-/// \brief Host backend of Impl::DenseLA: LAPACK xGEQRF/xORGQR, xPOTRF, xGESDD/xGESVD and BLAS
-/// xTRSM, for every execution space whose memory the host can access (Serial, OpenMP, Threads).
+/// \brief Host backend of Impl::DenseLA: LAPACK xGEQRF/xORGQR, xPOTRF, xGESDD/xGESVD, xSYEVD and
+/// BLAS xTRSM, for every execution space whose memory the host can access (Serial, OpenMP, Threads).
 ///
 /// LAPACK runs synchronously on the calling thread, so each call first fences the
 /// instance (the inputs may still be written by kernels enqueued on it) and returns with
@@ -79,6 +79,14 @@ void kokkossketch_dgesdd(const char* jobz, const int* m, const int* n, double* a
                          double* s, double* u, const int* ldu, double* vt, const int* ldvt,
                          double* work, const int* lwork, int* iwork, int* info, std::size_t)
     KOKKOSSKETCH_FORTRAN_SYMBOL(dgesdd);
+void kokkossketch_ssyevd(const char* jobz, const char* uplo, const int* n, float* a,
+                         const int* lda, float* w, float* work, const int* lwork, int* iwork,
+                         const int* liwork, int* info, std::size_t, std::size_t)
+    KOKKOSSKETCH_FORTRAN_SYMBOL(ssyevd);
+void kokkossketch_dsyevd(const char* jobz, const char* uplo, const int* n, double* a,
+                         const int* lda, double* w, double* work, const int* lwork, int* iwork,
+                         const int* liwork, int* info, std::size_t, std::size_t)
+    KOKKOSSKETCH_FORTRAN_SYMBOL(dsyevd);
 }
 
 namespace KokkosSketch {
@@ -120,6 +128,11 @@ struct HostLapack<float> {
     kokkossketch_sgesdd(&job, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info,
                         1);
   }
+  static void syevd(int n, float* a, int lda, float* w, float* work, int lwork, int* iwork,
+                    int liwork, int* info) {
+    const char jobz = 'V', uplo = 'U';
+    kokkossketch_ssyevd(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
+  }
 };
 
 template <>
@@ -153,6 +166,11 @@ struct HostLapack<double> {
     const char job = 'S';
     kokkossketch_dgesdd(&job, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info,
                         1);
+  }
+  static void syevd(int n, double* a, int lda, double* w, double* work, int lwork, int* iwork,
+                    int liwork, int* info) {
+    const char jobz = 'V', uplo = 'U';
+    kokkossketch_dsyevd(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
   }
 };
 
@@ -241,6 +259,25 @@ struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSp
                             info < 0 ? "rejected an argument" : "did not converge",
                             ", info = ", info);
     }
+  }
+
+  void syevd(const ExecSpace& space, int n, Scalar* A, int lda, Scalar* W) {
+    fence(space, "KokkosSketch::DenseLA::syevd[lapack]");
+    int info = 0, lwork = -1, liwork = -1, iquery = 0;
+    Scalar query = 0;
+    lapack::syevd(n, A, lda, W, &query, lwork, &iquery, liwork, &info);
+    KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::syevd", "xSYEVD workspace query failed, info = ",
+                          info);
+    // xSYEVD's documented minima for JOBZ = 'V': 1 + 6n + 2n^2 and 3 + 5n.
+    const std::int64_t nn = n;
+    lwork = work_size("DenseLA::syevd", query, 1 + 6 * nn + 2 * nn * nn);
+    liwork = iquery > 3 + 5 * n ? iquery : 3 + 5 * n;
+    m_work.resize(std::size_t(lwork));
+    m_iwork.resize(std::size_t(liwork));
+    lapack::syevd(n, A, lda, W, m_work.data(), lwork, m_iwork.data(), liwork, &info);
+    KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::syevd", "xSYEVD ",
+                          info < 0 ? "rejected an argument" : "did not converge",
+                          ", info = ", info);
   }
 
   /// Path taken by gesvd with `driver` (for profiling labels and documentation).

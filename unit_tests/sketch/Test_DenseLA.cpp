@@ -3,11 +3,13 @@
 // upper-triangular R (FP64 host check), triangular solves and GEMM against FP64 host
 // references, Cholesky R^T R = A and its failure on indefinite input, the thin SVD
 // (reconstruction, orthonormal factors, singular values against LAPACK dgesvd in FP64) for
-// tall, wide and square matrices with both drivers, rank-deficiency detection, bad extents.
+// tall, wide and square matrices with both drivers, the symmetric eigendecomposition against
+// prescribed eigenvalues, rank-deficiency detection, bad extents.
 #include <KokkosSketch_DenseLA.hpp>
 #include <KokkosSketch_SketchTestUtils.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -326,6 +328,48 @@ TYPED_TEST(DenseLATest, GesvdTallWideSquare) {
   }
 }
 
+/// A = Q diag(lambda) Q^T with Q random orthogonal and lambda in [-1, 1] (distinct): W must
+/// be lambda sorted ascending, Z orthonormal with A Z = Z diag(W).
+template <class Space, class Scalar>
+void check_syevd(std::int64_t n, unsigned seed, double tol) {
+  std::vector<double> lambda(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    lambda[i] = n == 1 ? 0.5 : -1.0 + 2.0 * double((i * 7) % n) / double(n - 1);  // 37 prime
+  const TestUtil::HostMatrix Q = TestUtil::random_orthonormal(n, n, seed);
+  std::vector<double> a(std::size_t(n * n), 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double t = 0;
+      for (std::int64_t l = 0; l < n; ++l) t += Q(i, l) * lambda[l] * Q(j, l);
+      a[i * n + j] = double(Scalar(t));
+    }
+  for (std::int64_t i = 0; i < n; ++i)  // exactly symmetric after rounding
+    for (std::int64_t j = 0; j < i; ++j) a[i * n + j] = a[j * n + i];
+  auto A = to_view<Scalar, Kokkos::LayoutLeft, Space>(a, n, n);
+  Kokkos::View<Scalar*, typename Space::memory_space> W("W", n);
+  Impl::DenseLA<Space, Scalar> la(Space{});
+  la.syevd(A, W);
+  auto want = lambda;
+  std::sort(want.begin(), want.end());
+  const auto w = TestUtil::host_vector(W);
+  EXPECT_TRUE(TestUtil::allclose(w, want, 0.0, tol, 1));
+  const auto z = TestUtil::to_host(A);
+  std::vector<double> eye(n * n, 0.0), zw(z);
+  for (std::int64_t i = 0; i < n; ++i) eye[i * n + i] = 1.0;
+  EXPECT_TRUE(TestUtil::allclose(matmul(transpose(z, n, n), z, n, n, n), eye, 0.0, tol, n));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) zw[i * n + j] *= w[j];
+  EXPECT_TRUE(TestUtil::allclose(matmul(a, z, n, n, n), zw, 0.0, tol, n));
+}
+
+TYPED_TEST(DenseLATest, SyevdMatchesPrescribedEigenvalues) {
+  using Space = TypeParam;
+  // Backward stable: errors of a few n eps ||A||, ||A|| = 1.
+  check_syevd<Space, double>(37, 30, 1e-12);
+  check_syevd<Space, float>(37, 31, 5e-5);
+  check_syevd<Space, double>(1, 32, 1e-15);
+}
+
 TYPED_TEST(DenseLATest, BadExtentsThrow) {
   using Space = TypeParam;
   Impl::DenseLA<Space, double> la(Space{});
@@ -344,6 +388,8 @@ TYPED_TEST(DenseLATest, BadExtentsThrow) {
       VT("VT", 3, 3), Ubad("Ubad", 4, 4);
   EXPECT_THROW(la.gesvd(B, S, Ubad, VT), Error);
   EXPECT_THROW(la.gesvd(B, tau, U, VT), Error);  // S too short
+  EXPECT_THROW(la.syevd(B, S), Error);             // not square
+  EXPECT_THROW(la.syevd(VT, tau), Error);          // W too short
 }
 
 }  // namespace
