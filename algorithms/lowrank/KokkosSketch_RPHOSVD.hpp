@@ -287,17 +287,15 @@ class RPHOSVD {
     const mat_t Om(sgemm ? m_omega.data() : nullptr, rows, J);
     if (sgemm) Impl::materialize_half(m_space, omega, Om);
     const bool middle = P > 1 && S > 1;
-    if constexpr (Impl::is_host_space_v<ExecSpace>) {
-      if (sgemm && middle) {
-        // Host BLAS: W = sum_s X_s^T Omega_s over the slabs X_s = A(.., :, s) (P x I,
-        // column-major) and Omega_s = rows [s P, (s + 1) P) of Omega; no permuting copy
-        // (measured cheaper on CPUs, see docs/lowrank/rp_hosvd.md).
-        for (std::int64_t s = 0; s < S; ++s)
-          m_la.gemm("T", "N", 1.0f, mat_t(const_cast<float*>(a) + s * P * I, P, I),
-                    Kokkos::subview(Om, Kokkos::make_pair(s * P, (s + 1) * P), Kokkos::ALL),
-                    s == 0 ? 0.0f : 1.0f, W);
-        return;
-      }
+    if (sgemm && middle && Impl::use_slabs<ExecSpace>(P)) {
+      // Host BLAS: W = sum_s X_s^T Omega_s over the slabs X_s = A(.., :, s) (P x I,
+      // column-major) and Omega_s = rows [s P, (s + 1) P) of Omega; no permuting copy
+      // (measured cheaper on CPUs, see docs/lowrank/rp_hosvd.md).
+      for (std::int64_t s = 0; s < S; ++s)
+        m_la.gemm("T", "N", 1.0f, mat_t(const_cast<float*>(a) + s * P * I, P, I),
+                  Kokkos::subview(Om, Kokkos::make_pair(s * P, (s + 1) * P), Kokkos::ALL),
+                  s == 0 ? 0.0f : 1.0f, W);
+      return;
     }
     const float* src = a;
     std::int64_t ur = I, uc = rows;
@@ -324,7 +322,6 @@ class RPHOSVD {
       project_shgemm(omega, U, W);
     }
   }
-
 
   template <class UView, class WView>
   void project_shgemm(const HalfGaussianOp<fp16>& omega, const UView& U, const WView& W) {
@@ -386,12 +383,15 @@ class RPHOSVD {
                    n);
     };
     std::int64_t omega = 0, jmax = 0;
-    bool middle = false;
+    bool permuted = false;
     for (int k = 0; k < N; ++k) {
       m_W[k] = alloc("W", m_dims.n[k] * m_ranks.n[k]);
       omega = std::max(omega, m_dims.size() / m_dims.n[k] * m_ranks.n[k]);
       jmax = std::max(jmax, m_ranks.n[k]);
-      middle = middle || (m_dims.before(k) > 1 && m_dims.after(k) > 1);
+      // Middle modes need the permuted unfolding, except SGEMM projections run slab by slab.
+      const std::int64_t P = m_dims.before(k);
+      permuted = permuted || (P > 1 && m_dims.after(k) > 1 &&
+                              !(m_proj == ProjectionGemm::sgemm && Impl::use_slabs<ExecSpace>(P)));
     }
     m_tau = alloc("tau", jmax);
     if (m_proj == ProjectionGemm::sgemm) {
@@ -403,9 +403,6 @@ class RPHOSVD {
       m_workspace_bytes += omega * std::int64_t(sizeof(fp16));
     }
     const Impl::ChainSizes cs = Impl::chain_sizes_for<ExecSpace>(m_dims, m_ranks, m_order);
-    // The permuted unfolding of a middle mode (host SGEMM projections go slab by slab).
-    const bool permuted = middle && !(Impl::is_host_space_v<ExecSpace> &&
-                                      m_proj == ProjectionGemm::sgemm);
     m_perm = alloc("permuted", std::max(permuted ? m_dims.size() : 0, cs.perm_in));
     m_tmp = alloc("core_permuted", cs.perm_out);
     m_buf0 = alloc("core_work0", cs.intermediate);

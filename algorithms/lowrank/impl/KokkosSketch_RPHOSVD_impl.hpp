@@ -158,7 +158,9 @@ struct PermuteTiles {
   Scalar* m_B;
   std::int64_t m_P, m_C, m_S, m_tp, m_tc;
 
-  static std::size_t scratch_bytes() { return std::size_t(tile) * pitch * sizeof(Scalar); }
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return std::size_t(tile) * pitch * sizeof(Scalar);
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_t& t) const {
     const std::int64_t league = t.league_rank();
@@ -250,6 +252,15 @@ void permute_front(const ExecSpace& space, const Scalar* X, Scalar* B, std::int6
   }
 }
 
+/// Whether a middle-mode step on a (P, n, S) tensor runs slab by slab (S GEMMs with P rows
+/// each, no permuting copy): on host spaces when the slabs have at least 32 rows, so that
+/// each BLAS call has work enough to hide its overhead; on devices never (S small GEMMs would
+/// each fill only a few thread blocks).
+template <class ExecSpace>
+constexpr bool use_slabs(std::int64_t P) {
+  return is_host_space_v<ExecSpace> && P >= 32;
+}
+
 /// Scratch of a chain of mode products: `perm_in` holds at least the largest input and
 /// `perm_out` the largest output of a middle-mode step.
 template <class Scalar>
@@ -265,12 +276,13 @@ struct ModeProductScratch {
 /// host spaces, one GEMM per slab s (no copies), and on devices the permuting copy of X to
 /// (n_in, P, S), one GEMM, and the permuting copy of the (n_out, P, S) result back (S small
 /// GEMMs would each fill only a few thread blocks). Asynchronous on the plan's instance.
-/// `slabs` selects the slab-by-slab GEMMs for middle modes (default: on host spaces).
+/// `slabs` selects the slab-by-slab GEMMs for middle modes: 1 yes, 0 no, -1 (default)
+/// use_slabs<ExecSpace>(P).
 template <class ExecSpace, class Scalar, class MView>
 void mode_product(const DenseLA<ExecSpace, Scalar>& la, const Scalar* X, std::int64_t P,
                   std::int64_t n_in, std::int64_t S, const MView& M, bool transpose, Scalar* Y,
                   std::int64_t n_out, const ModeProductScratch<Scalar>& scratch,
-                  bool slabs = is_host_space_v<ExecSpace>) {
+                  int slabs = -1) {
   using mat_t = UMatrix<ExecSpace, Scalar>;
   const char* opM = transpose ? "T" : "N";
   if (P == 1) {
@@ -281,7 +293,7 @@ void mode_product(const DenseLA<ExecSpace, Scalar>& la, const Scalar* X, std::in
     // Y (P x n_out) = X (P x n_in) op(M)^T
     la.gemm("N", transpose ? "N" : "T", Scalar(1), mat_t(const_cast<Scalar*>(X), P, n_in), M,
             Scalar(0), mat_t(Y, P, n_out));
-  } else if (slabs) {
+  } else if (slabs > 0 || (slabs < 0 && use_slabs<ExecSpace>(P))) {
     // Host BLAS: one GEMM per slab, Y_s (P x n_out) = X_s (P x n_in) op(M)^T, with no
     // permuting copies (measured cheaper than permute + GEMM + permute on CPUs).
     for (std::int64_t s = 0; s < S; ++s)
@@ -323,20 +335,23 @@ inline std::array<int, 4> chain_order(const TensorDims& in, const TensorDims& ou
   return best;
 }
 
-/// Sizes of the buffers a chain of mode products needs in `order`: the largest intermediate
-/// (every step's output but the last), and the largest input and output of a middle step.
+/// Sizes of the buffers a chain of mode products on ExecSpace needs in `order`: the largest
+/// intermediate (every step's output but the last), and the largest input and output of a
+/// middle step that goes through the permuting copies.
 struct ChainSizes {
   std::int64_t intermediate = 0, perm_in = 0, perm_out = 0;
 };
 
-inline ChainSizes chain_sizes(const TensorDims& in, const TensorDims& out,
-                              const std::array<int, 4>& order) {
+template <class ExecSpace>
+ChainSizes chain_sizes_for(const TensorDims& in, const TensorDims& out,
+                           const std::array<int, 4>& order) {
   ChainSizes c;
   TensorDims cur = in;
   for (int t = 0; t < in.order; ++t) {
     const int k = order[t];
     const std::int64_t size = cur.size();
-    const bool middle = cur.before(k) > 1 && cur.after(k) > 1;
+    const bool middle =
+        cur.before(k) > 1 && cur.after(k) > 1 && !use_slabs<ExecSpace>(cur.before(k));
     cur.n[k] = out.n[k];
     const std::int64_t next = cur.size();
     if (middle) {
@@ -348,14 +363,7 @@ inline ChainSizes chain_sizes(const TensorDims& in, const TensorDims& out,
   return c;
 }
 
-/// chain_sizes for ExecSpace: host spaces run middle steps slab by slab (no permute buffers).
-template <class ExecSpace>
-ChainSizes chain_sizes_for(const TensorDims& in, const TensorDims& out,
-                           const std::array<int, 4>& order) {
-  ChainSizes c = chain_sizes(in, out, order);
-  if (is_host_space_v<ExecSpace>) c.perm_in = c.perm_out = 0;
-  return c;
-}
+
 
 /// Runs the chain of mode products X (extents `in`) -> Y (extents `out`) in `order`:
 /// step k multiplies by op(M[k]) (M[k]^T with `transpose`, M[k] n_in x n_out; else M[k]
