@@ -74,12 +74,23 @@ enum class SmallSvdMethod {
   qr_then_svd
 };
 
-/// \brief SVD algorithm for the small factor.
+/// \brief SVD algorithm for the small factor (B^T, n x k, or R_2, k x k).
 enum class SvdAlgorithm {
-  /// LAPACK xGESDD (divide and conquer) on the host, cuSOLVER gesvdj (Jacobi) on CUDA.
+  /// gram_eigen for Scalar = float, library for Scalar = double.
   automatic,
+  /// The dense-LA layer's default SVD: LAPACK xGESDD (divide and conquer) on the host,
+  /// cuSOLVER gesvd on CUDA.
+  library,
   /// xGESVD (bidiagonalization + QR iteration) on every backend (the seed's cuSOLVER call).
-  qr_iteration
+  qr_iteration,
+  /// In FP64: the eigendecomposition of the k x k Gram matrix \f$G = M^\top M\f$ of the
+  /// small factor M (xSYEVD / cuSOLVER syevd) gives \f$\Sigma^2\f$ and the right singular
+  /// vectors W; the left ones are \f$M W \Sigma^{-1}\f$ re-orthonormalized (CholeskyQR2, or
+  /// Householder QR if that fails). Singular values below about \f$10^{-8}\sigma_1\f$ lose
+  /// relative accuracy (they are square roots of eigenvalues known to \f$u_{64}\sigma_1^2\f$),
+  /// which is below what FP32 data resolve: the fast choice for FP32 (about 7x faster than
+  /// cuSOLVER gesvd at k = 522 on an H200), not for FP64 data.
+  gram_eigen
 };
 
 /// \brief Options of a RandomizedSVD plan.
@@ -125,7 +136,8 @@ struct RandomizedSVDOptions {
     return o;
   }
   /// \brief The fast configuration (the defaults): ProjectionGemm::automatic,
-  /// QRMethod::cholesky_qr2, SmallSvdMethod::qr_then_svd, SvdAlgorithm::automatic.
+  /// QRMethod::cholesky_qr2, SmallSvdMethod::qr_then_svd, SvdAlgorithm::automatic (the FP64
+  /// Gram eigendecomposition for FP32 plans).
   /// \param [in] rank target rank p
   /// \return the options, other fields at their defaults
   static RandomizedSVDOptions fast(std::int64_t rank) {
@@ -139,6 +151,10 @@ struct RandomizedSVDOptions {
 struct RandomizedSVDStats {
   /// Projection method that ran (automatic resolved).
   ProjectionGemm projection = ProjectionGemm::sgemm;
+  /// SVD algorithm that ran (automatic resolved).
+  SvdAlgorithm svd_algorithm = SvdAlgorithm::library;
+  /// Of the Gram-eigen re-orthonormalizations, those that fell back to Householder QR.
+  int gram_eigen_fallbacks = 0;
   /// Orthonormalizations run (1 + 2 q, plus 1 with SmallSvdMethod::qr_then_svd).
   int orthonormalizations = 0;
   /// Of those, the Cholesky-based ones that fell back to Householder QR.
@@ -177,6 +193,17 @@ inline const char* qr_name(QRMethod q) {
     case QRMethod::householder: return "householder";
     case QRMethod::cholesky_qr2: return "cholesky_qr2";
     default: return "shifted_cholesky_qr3";
+  }
+}
+/// \brief Name of an SVD algorithm.
+/// \param [in] a algorithm
+/// \return "automatic", "library", "qr_iteration" or "gram_eigen"
+inline const char* svd_algorithm_name(SvdAlgorithm a) {
+  switch (a) {
+    case SvdAlgorithm::automatic: return "automatic";
+    case SvdAlgorithm::library: return "library";
+    case SvdAlgorithm::qr_iteration: return "qr_iteration";
+    default: return "gram_eigen";
   }
 }
 /// \brief Name of a small-SVD method.
@@ -346,7 +373,9 @@ class RandomizedSVD {
     constexpr bool is_float = std::is_same<Scalar, float>::value;
     KOKKOSSKETCH_THROW_IF(!is_float && m_proj != ProjectionGemm::sgemm, f, "projection ", projection_name(m_proj),
                           " needs Scalar = float (SHGEMM multiplies FP32 A)");
+    m_svd = resolve_svd(opts.svd_algorithm);
     m_stats.projection = m_proj;
+    m_stats.svd_algorithm = m_svd;
     allocate();
     make_omega();
   }
@@ -396,6 +425,7 @@ class RandomizedSVD {
     }
     m_stats = RandomizedSVDStats{};
     m_stats.projection = m_proj;
+    m_stats.svd_algorithm = m_svd;
     StepTimer timer(m_space, m_opts.time_steps);
 
     const auto Y = mat(m_Y, m_m, m_k), Z = mat(m_Z, m_n, m_k);
@@ -430,16 +460,22 @@ class RandomizedSVD {
     const auto VT = mat(m_VT, m_k, m_k);
     {
       Impl::ScopedRegion r(std::string("RandomizedSVD::small_svd[") +
-                           small_svd_name(m_opts.small_svd) + "," +
-                           m_la.svd_path(driver()) + "]");
-      if (m_opts.small_svd == SmallSvdMethod::direct) {
-        // B^T = Ub S VT: U = Q VT^T, V = Ub.
-        m_la.gesvd(Z, Sk, mat(m_Ub, m_n, m_k), VT, driver());
+                           small_svd_name(m_opts.small_svd) + "," + svd_path() + "]");
+      const bool direct = m_opts.small_svd == SmallSvdMethod::direct;
+      // direct: B^T = Ub S VT, U = Q VT^T, V = Ub.
+      // qr_then_svd: B^T = Q2 R2, R2 = Ur S VT, U = Q VT^T, V = Q2 Ur.
+      umat_t M = Z, Ul;
+      if (direct) {
+        Ul = mat(m_Ub, m_n, m_k);
       } else {
-        // B^T = Q2 R2, R2 = Ur S VT: U = Q VT^T, V = Q2 Ur.
-        const auto R2 = mat(m_R2, m_k, m_k);
-        orthonormalize(Z, &R2);
-        m_la.gesvd(R2, Sk, mat(m_Ur, m_k, m_k), VT, driver());
+        M = mat(m_R2, m_k, m_k);
+        orthonormalize(Z, &M);
+        Ul = mat(m_Ur, m_k, m_k);
+      }
+      if (m_svd == SvdAlgorithm::gram_eigen) {
+        gram_eigen_svd(M, Sk, Ul, VT);
+      } else {
+        m_la.gesvd(M, Sk, Ul, VT, driver());
       }
     }
     timer.lap(m_stats.seconds_small_svd);
@@ -499,6 +535,7 @@ class RandomizedSVD {
   using umat_t = Impl::RsvdMatrix<ExecSpace, Scalar>;
   using uvec_t = Impl::RsvdVector<ExecSpace, Scalar>;
   using dmat_t = Impl::RsvdMatrix<ExecSpace, double>;
+  using dvec_t = Impl::RsvdVector<ExecSpace, double>;
 
   /// Optional per-step wall-clock timing (fences the instance when enabled).
   class StepTimer {
@@ -523,6 +560,14 @@ class RandomizedSVD {
     std::chrono::steady_clock::time_point m_t;
   };
 
+  static SvdAlgorithm resolve_svd(SvdAlgorithm a) {
+    if (a != SvdAlgorithm::automatic) return a;
+    return std::is_same<Scalar, float>::value ? SvdAlgorithm::gram_eigen : SvdAlgorithm::library;
+  }
+  std::string svd_path() const {
+    return m_svd == SvdAlgorithm::gram_eigen ? std::string("gram_eigen")
+                                             : std::string(m_la.svd_path(driver()));
+  }
   static ProjectionGemm resolve(ProjectionGemm p) {
     if (p != ProjectionGemm::automatic) return p;
     return (std::is_same<Scalar, float>::value && !Impl::is_host_space_v<ExecSpace>)
@@ -530,9 +575,10 @@ class RandomizedSVD {
                : ProjectionGemm::sgemm;
   }
   Impl::SvdDriver driver() const {
-    return m_opts.svd_algorithm == SvdAlgorithm::qr_iteration ? Impl::SvdDriver::qr_iteration
-                                                               : Impl::SvdDriver::automatic;
+    return m_svd == SvdAlgorithm::qr_iteration ? Impl::SvdDriver::qr_iteration
+                                               : Impl::SvdDriver::automatic;
   }
+  bool gram() const { return m_svd == SvdAlgorithm::gram_eigen; }
   bool cholesky() const { return m_opts.qr != QRMethod::householder; }
 
   template <class B>
@@ -548,17 +594,24 @@ class RandomizedSVD {
     m_Sk = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::S", k);
     m_VT = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::VT", k * k);
     m_W = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::W", k * p);
-    if (m_opts.small_svd == SmallSvdMethod::direct) {
+    const bool direct = m_opts.small_svd == SmallSvdMethod::direct;
+    if (direct) {
       m_Ub = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::Ub", m_n * k);
     } else {
       m_R2 = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::R2", k * k);
       m_Ur = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::Ur", k * k);
     }
-    if (cholesky()) {
-      const std::int64_t rows = m_m > m_n ? m_m : m_n;
+    if (cholesky() || gram()) {
+      // FP64 copy of the matrix being orthonormalized (Y, Z) or of the small factor.
+      const std::int64_t rows = cholesky() ? (m_m > m_n ? m_m : m_n) : (direct ? m_n : k);
       m_X = alloc<dbuf_t>(m_space, "KokkosSketch::RandomizedSVD::cholqr_X", rows * k);
       m_G = alloc<dbuf_t>(m_space, "KokkosSketch::RandomizedSVD::cholqr_G", 4 * k * k + k);
       m_lad = std::make_unique<Impl::DenseLA<ExecSpace, double>>(m_space);
+    }
+    if (gram()) {
+      // X = M W (rows x k), [G | lam | W | inv], tau for the Householder fallback.
+      m_X2 = alloc<dbuf_t>(m_space, "KokkosSketch::RandomizedSVD::gram_X", (direct ? m_n : k) * k);
+      m_E = alloc<dbuf_t>(m_space, "KokkosSketch::RandomizedSVD::gram_eigen", 2 * k * k + 3 * k);
     }
   }
   void make_omega() {
@@ -626,42 +679,79 @@ class RandomizedSVD {
   }
 
   bool cholesky_qr(const umat_t& X, const umat_t* R) {
-    const std::int64_t rows = X.extent(0), k = m_k;
+    const dmat_t Xd(m_X.data(), X.extent(0), m_k);
+    Impl::rsvd_convert(m_space, X, Xd);
+    const bool acc = R != nullptr;
+    if (!cholqr_fp64(Xd, acc, m_opts.qr == QRMethod::shifted_cholesky_qr3)) {
+      return false;  // X untouched: the caller falls back to Householder
+    }
+    Impl::rsvd_convert(m_space, Xd, X);
+    if (acc) Impl::rsvd_convert(m_space, dmat_t(m_G.data() + m_k * m_k, m_k, m_k), *R);
+    return true;
+  }
+
+  /// CholeskyQR2 (shifted CholeskyQR3 with `shifted`) in place on the FP64 matrix Xd
+  /// (rows x k); with `acc` the product of the R factors is left in m_G[k^2, 2k^2). False
+  /// when a Cholesky factorization fails (Xd then holds a partial result).
+  bool cholqr_fp64(const dmat_t& Xd, bool acc, bool shifted) {
+    const std::int64_t rows = Xd.extent(0), k = m_k;
     Impl::CholQRWork<ExecSpace> w;
     double* g = m_G.data();
-    w.X = dmat_t(m_X.data(), rows, k);
+    w.X = Xd;
     w.G = dmat_t(g, k, k);
     w.R = dmat_t(g + k * k, k, k);
     w.Rcur = dmat_t(g + 2 * k * k, k, k);
     w.Rtmp = dmat_t(g + 3 * k * k, k, k);
     w.d = Impl::RsvdVector<ExecSpace, double>(g + 4 * k * k, k);
-    Impl::rsvd_convert(m_space, X, w.X);
-    const bool acc = R != nullptr;
     bool ok = true;
-    if (m_opts.qr == QRMethod::shifted_cholesky_qr3) {
+    if (shifted) {
       ok = Impl::cholqr_pass(m_space, *m_lad, w, Impl::shifted_cholqr_factor(rows, k), acc, true);
       ok = ok && Impl::cholqr_pass(m_space, *m_lad, w, 0.0, acc, false);
     } else {
       ok = Impl::cholqr_pass(m_space, *m_lad, w, 0.0, acc, true);
     }
-    ok = ok && Impl::cholqr_pass(m_space, *m_lad, w, 0.0, acc, false);
-    if (!ok) return false;  // X untouched: the caller falls back to Householder
-    Impl::rsvd_convert(m_space, w.X, X);
-    if (acc) Impl::rsvd_convert(m_space, w.R, *R);
-    return true;
+    return ok && Impl::cholqr_pass(m_space, *m_lad, w, 0.0, acc, false);
+  }
+
+  /// SvdAlgorithm::gram_eigen on the small factor M (rows x k): M = Ul diag(S) VT.
+  void gram_eigen_svd(const umat_t& M, const uvec_t& S, const umat_t& Ul, const umat_t& VT) {
+    const std::int64_t rows = M.extent(0), k = m_k;
+    double* e = m_E.data();
+    const dmat_t Md(m_X.data(), rows, k), X(m_X2.data(), rows, k);
+    const dmat_t G(e, k, k), W(e + k * k + k, k, k);
+    const dvec_t lam(e + k * k, k), inv(e + 2 * k * k + k, k), aux(e + 2 * k * k + 2 * k, k);
+    Impl::rsvd_convert(m_space, M, Md);
+    m_lad->gemm("T", "N", 1.0, Md, Md, 0.0, G);  // G = M^T M
+    m_lad->syevd(G, lam);                        // ascending eigenvalues
+    Impl::rsvd_gram_eigen_order(m_space, G, lam, W, VT, S, inv);
+    m_lad->gemm("N", "N", 1.0, Md, W, 0.0, X);  // X = M W = Ul diag(S)
+    Impl::rsvd_scale_columns(m_space, X, inv);
+    // X has nearly orthonormal columns (exactly, in exact arithmetic, where S > 0):
+    // CholeskyQR2 keeps each column's direction (R has a positive diagonal).
+    if (!cholqr_fp64(X, false, false)) {
+      ++m_stats.gram_eigen_fallbacks;
+      // Householder on X (the partial CholeskyQR result spans the same nested column
+      // spaces); the signs of diag(R) restore each column's direction.
+      m_lad->geqrf(X, aux);
+      Impl::rsvd_diagonal_signs(m_space, X, inv);
+      m_lad->orgqr(X, aux);
+      Impl::rsvd_scale_columns(m_space, X, inv);
+    }
+    Impl::rsvd_convert(m_space, X, Ul);
   }
 
   ExecSpace m_space;
   std::int64_t m_m, m_n, m_k = 0;
   RandomizedSVDOptions m_opts;
   ProjectionGemm m_proj = ProjectionGemm::sgemm;
+  SvdAlgorithm m_svd = SvdAlgorithm::library;
   RandomizedSVDStats m_stats;
   Impl::DenseLA<ExecSpace, Scalar> m_la;
   std::unique_ptr<Impl::DenseLA<ExecSpace, double>> m_lad;
   Kokkos::View<Scalar**, Kokkos::LayoutLeft, memory_space> m_omega;
   Kokkos::View<fp16**, Kokkos::LayoutLeft, memory_space> m_omega16;
   buf_t m_Y, m_Z, m_tau, m_Sk, m_VT, m_W, m_Ub, m_R2, m_Ur;
-  dbuf_t m_X, m_G;
+  dbuf_t m_X, m_G, m_X2, m_E;
 };
 
 }  // namespace KokkosSketch

@@ -5,11 +5,13 @@
 //                          BLAS), Householder QR (cuSOLVER / LAPACK geqrf + orgqr), SVD of the
 //                          n x k matrix B^T by xGESVD (cuSOLVER gesvd / LAPACK);
 //   rsvd_fast_<proj>       projection <proj> = sgemm | shgemm_fp16 | shgemm_tf32 | shgemm_fused,
-//                          CholeskyQR2 in FP64, B^T = Q2 R2 then the SVD of the k x k R2 by
-//                          the backend's fastest driver (gesvdj on CUDA, xGESDD on the host);
-//   rsvd_fast_householder  shgemm_fp16 (sgemm on the host), Householder QR, QR-then-SVD;
-//   rsvd_fast_shifted_cqr3 shgemm_fp16 (sgemm on the host), shifted CholeskyQR3, QR-then-SVD;
-//   rsvd_fast_gesvd        shgemm_fp16 (sgemm on the host), CholeskyQR2, QR-then-SVD with xGESVD.
+//                          CholeskyQR2 in FP64, B^T = Q2 R2 then the SVD of the k x k R2 by the
+//                          FP64 eigendecomposition of its Gram matrix (SvdAlgorithm::gram_eigen);
+// and the fast configuration with shgemm_fp16 (sgemm on the host) and one ingredient changed:
+//   rsvd_fast_householder  Householder QR instead of CholeskyQR2;
+//   rsvd_fast_shifted_cqr3 shifted CholeskyQR3 instead of CholeskyQR2;
+//   rsvd_fast_gesvd        the SVD of R2 by xGESVD (cuSOLVER gesvd) instead of gram_eigen;
+//   rsvd_fast_direct       gram_eigen on the n x k B^T directly, without the QR of B^T.
 // All variants use the same Omega (the FP16 Gaussian operator; SGEMM multiplies its exact FP32
 // values), q = 0, check_finite = false (the check costs one read of A).
 // Counters: rel_err = ||A - U S V^T||_F / ||A||_F in FP64 (low_rank_relative_error), ey_ratio
@@ -140,6 +142,12 @@ std::vector<RsvdVariant> rsvd_variants() {
     o.svd_algorithm = SvdAlgorithm::qr_iteration;
     v.push_back({"rsvd_fast_gesvd", o});
   }
+  {
+    RandomizedSVDOptions o = RandomizedSVDOptions::fast(1);
+    o.projection = proj;
+    o.small_svd = SmallSvdMethod::direct;
+    v.push_back({"rsvd_fast_direct", o});
+  }
   for (auto& x : v) {
     x.opts.check_finite = false;
     x.opts.state = RNGState(77);
@@ -180,7 +188,8 @@ void bench_rsvd(benchmark::State& state, const std::string& name, const Space& s
     state.counters["n"] = double(s.n);
     state.counters["rank"] = double(s.rank);
     state.SetLabel(kind + "/" + projection_name(plan.projection()) + "/" + qr_name(opts.qr) +
-                   "/" + small_svd_name(opts.small_svd));
+                   "/" + small_svd_name(opts.small_svd) + "/" +
+                   svd_algorithm_name(plan.stats().svd_algorithm));
   });
 }
 

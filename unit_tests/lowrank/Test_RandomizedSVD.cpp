@@ -161,17 +161,20 @@ TYPED_TEST(RandomizedSVDTest, AccuracyOfEveryVariant) {
           o.small_svd = sv;
           variants.push_back(o);
         }
-    {
-      RandomizedSVDOptions o = RandomizedSVDOptions::fast(p);
-      o.svd_algorithm = SvdAlgorithm::qr_iteration;
-      variants.push_back(o);
-    }
+    for (SmallSvdMethod sv : {SmallSvdMethod::direct, SmallSvdMethod::qr_then_svd})
+      for (SvdAlgorithm a : {SvdAlgorithm::library, SvdAlgorithm::qr_iteration,
+                             SvdAlgorithm::gram_eigen}) {
+        RandomizedSVDOptions o = RandomizedSVDOptions::fast(p);
+        o.small_svd = sv;
+        o.svd_algorithm = a;
+        variants.push_back(o);
+      }
     for (const RandomizedSVDOptions& o : variants) {
       {
         {
           const std::string what = c.name + "/" + projection_name(o.projection) + "/" +
-                                   qr_name(o.qr) + "/" + small_svd_name(o.small_svd) +
-                                   (o.svd_algorithm == SvdAlgorithm::qr_iteration ? "/gesvd" : "");
+                                   qr_name(o.qr) + "/" + small_svd_name(o.small_svd) + "/" +
+                                   svd_algorithm_name(o.svd_algorithm);
           const Run r = run_rsvd<Space, float>(A, o);
           check_factors(r, what);
           EXPECT_LE(r.error, 1.1 * base.error) << what << ": " << r.error << " vs baseline "
@@ -336,6 +339,9 @@ TYPED_TEST(RandomizedSVDTest, PlanProperties) {
   const ProjectionGemm want = Impl::is_host_space_v<Space> ? ProjectionGemm::sgemm
                                                            : ProjectionGemm::shgemm_fp16;
   EXPECT_EQ(plan.projection(), want);
+  EXPECT_EQ(plan.stats().svd_algorithm, SvdAlgorithm::gram_eigen);  // FP32 plan
+  EXPECT_EQ((RandomizedSVD<Space, double>(Space{}, 50, 40, o).stats().svd_algorithm),
+            SvdAlgorithm::library);
   // Same plan, same input: the same result (deterministic).
   Mat<Space> A("A", 50, 40);
   test_matrix_exp(Space{}, RNGState(5), 7, 1e-2, A);

@@ -80,6 +80,54 @@ void rsvd_shift_diagonal(const ExecSpace& space, const GView& G, const DView& d,
       });
 }
 
+/// From the eigendecomposition G = Z diag(lam) Z^T (lam ascending, Z in G) of the Gram
+/// matrix of an m x k matrix M: W(:, i) = Z(:, k-1-i) (descending order), VT = W^T in the
+/// plan's Scalar, S(i) = sqrt(max(lam(k-1-i), 0)), inv(i) = 1 / S(i) (1 where S(i) = 0).
+template <class ExecSpace, class GView, class LView, class WView, class VTView, class SView>
+void rsvd_gram_eigen_order(const ExecSpace& space, const GView& G, const LView& lam,
+                           const WView& W, const VTView& VT, const SView& S, const LView& inv) {
+  using scalar_t = typename VTView::non_const_value_type;
+  const std::int64_t k = G.extent(0);
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "KokkosSketch::RandomizedSVD::gram_eigen_vectors", policy_t(space, {0, 0}, {k, k}),
+      KOKKOS_LAMBDA(std::int64_t r, std::int64_t i) {
+        const double z = G(r, k - 1 - i);
+        W(r, i) = z;
+        VT(i, r) = scalar_t(z);
+      });
+  Kokkos::parallel_for(
+      "KokkosSketch::RandomizedSVD::gram_eigen_values",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k),
+      KOKKOS_LAMBDA(std::int64_t i) {
+        const double l = lam(k - 1 - i);
+        const double s = l > 0 ? Impl::sqrt(l) : 0.0;
+        S(i) = scalar_t(s);
+        inv(i) = s > 0 ? 1.0 / s : 1.0;
+      });
+}
+
+/// X(i, j) *= d(j).
+template <class ExecSpace, class XView, class DView>
+void rsvd_scale_columns(const ExecSpace& space, const XView& X, const DView& d) {
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "KokkosSketch::RandomizedSVD::scale_columns",
+      policy_t(space, {0, 0}, {std::int64_t(X.extent(0)), std::int64_t(X.extent(1))}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { X(i, j) *= d(j); });
+}
+
+/// d(j) = sign of R(j, j) (+1 for 0), R the upper triangle left by geqrf.
+template <class ExecSpace, class RView, class DView>
+void rsvd_diagonal_signs(const ExecSpace& space, const RView& R, const DView& d) {
+  Kokkos::parallel_for(
+      "KokkosSketch::RandomizedSVD::diagonal_signs",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, d.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t j) { d(j) = R(j, j) < 0 ? -1.0 : 1.0; });
+}
+
 /// Workspace of the Cholesky-based orthonormalizations, in FP64.
 template <class ExecSpace>
 struct CholQRWork {
