@@ -14,6 +14,7 @@
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_RNG.hpp>
+#include <KokkosSketch_RandomizedSVD.hpp>
 #include <KokkosSketch_Shgemm.hpp>
 #include <KokkosSketch_SketchSize.hpp>
 #include <KokkosSketch_TestMatrices.hpp>
