@@ -37,6 +37,12 @@ struct RPHOSVDOptions {
   ProjectionGemm projection = ProjectionGemm::automatic;
   /// RNG state of Omega_(1); Omega_(i+1) starts at Omega_(i)'s next_state().
   RNGState state{};
+  /// Materialize the N operators Omega_(i) once (at the first compute() after construction
+  /// or set_state()) and reuse them in later calls, as the randomized SVD plan does: memory
+  /// sum_i (prod_{k != i} I_k) J_i entries (FP32 for sgemm, FP16 for shgemm_fp16/tf32).
+  /// false: generate each one in every call into one buffer of the largest size. Ignored by
+  /// shgemm_fused, which generates Omega inside the product.
+  bool reuse_omega = true;
   /// Fence after every step of compute() and record its wall-clock time in RPHOSVDStats
   /// (for breakdowns; adds a few synchronizations).
   bool time_steps = false;
@@ -164,7 +170,10 @@ class RPHOSVD {
   /// \brief Sets the RNG state of Omega_(1) used by the next compute() (e.g. a previous
   /// call's next_state(), for an independent draw).
   /// \param [in] state the new state
-  void set_state(const RNGState& state) { m_options.state = state; }
+  void set_state(const RNGState& state) {
+    m_options.state = state;
+    m_omega_ready = false;
+  }
   /// \brief Turns the per-step timing of compute() on or off (RPHOSVDOptions::time_steps).
   /// \param [in] on whether compute() fences between steps and records their times
   void set_time_steps(bool on) { m_options.time_steps = on; }
@@ -226,6 +235,7 @@ class RPHOSVD {
       m_la.orgqr(W, m_tau);
       m_stats.seconds_qr += timer.lap();
     }
+    m_omega_ready = m_options.reuse_omega;
     std::array<mat_t, 4> M;
     for (int k = 0; k < order(); ++k) M[k] = factor(k);
     Impl::mode_chain(m_la, a, m_dims, M, true, m_ranks, m_order, m_buf0.data(), m_buf1.data(),
@@ -284,8 +294,9 @@ class RPHOSVD {
     const mat_t W = factor(k);
     // The unfolding: A_(k) (trans "N") or its transpose (trans "T"), in place or permuted.
     const bool sgemm = m_proj == ProjectionGemm::sgemm;
-    const mat_t Om(sgemm ? m_omega.data() : nullptr, rows, J);
-    if (sgemm) Impl::materialize_half(m_space, omega, Om);
+    const bool generate = !m_omega_ready;
+    const mat_t Om(sgemm ? m_omega.data() + m_omega_offset[k] : nullptr, rows, J);
+    if (sgemm && generate) Impl::materialize_half(m_space, omega, Om);
     const bool middle = P > 1 && S > 1;
     if (sgemm && middle && Impl::use_slabs<ExecSpace>(P)) {
       // Host BLAS: W = sum_s X_s^T Omega_s over the slabs X_s = A(.., :, s) (P x I,
@@ -317,22 +328,23 @@ class RPHOSVD {
     // contiguous), which the kernels read k-major.
     if (trans[0] == 'T') {
       const strided_t Ut(const_cast<float*>(src), Kokkos::LayoutStride(uc, ur, ur, 1));
-      project_shgemm(omega, Ut, W);
+      project_shgemm(k, omega, Ut, W);
     } else {
-      project_shgemm(omega, U, W);
+      project_shgemm(k, omega, U, W);
     }
   }
 
   template <class UView, class WView>
-  void project_shgemm(const HalfGaussianOp<fp16>& omega, const UView& U, const WView& W) {
+  void project_shgemm(int k, const HalfGaussianOp<fp16>& omega, const UView& U,
+                      const WView& W) {
     ShgemmOptions so;
     so.variant = m_proj == ProjectionGemm::shgemm_tf32 ? ShgemmVariant::tf32
                                                                         : ShgemmVariant::fp16;
     if (m_proj == ProjectionGemm::shgemm_fused) {
       shgemm(m_space, U, omega, W, so);
     } else {
-      const half_mat_t Om(m_omega_h.data(), omega.rows(), omega.cols());
-      Impl::materialize_half(m_space, omega, Om);
+      const half_mat_t Om(m_omega_h.data() + m_omega_offset[k], omega.rows(), omega.cols());
+      if (!m_omega_ready) Impl::materialize_half(m_space, omega, Om);
       shgemm(m_space, U, Om, W, so);
     }
   }
@@ -382,11 +394,14 @@ class RPHOSVD {
                                       "KokkosSketch::RPHOSVD::" + label),
                    n);
     };
-    std::int64_t omega = 0, jmax = 0;
+    std::int64_t omega = 0, omega_all = 0, jmax = 0;
     bool permuted = false;
     for (int k = 0; k < N; ++k) {
       m_W[k] = alloc("W", m_dims.n[k] * m_ranks.n[k]);
-      omega = std::max(omega, m_dims.size() / m_dims.n[k] * m_ranks.n[k]);
+      const std::int64_t entries = m_dims.size() / m_dims.n[k] * m_ranks.n[k];
+      m_omega_offset[k] = m_options.reuse_omega ? omega_all : 0;
+      omega = std::max(omega, entries);
+      omega_all += entries;
       jmax = std::max(jmax, m_ranks.n[k]);
       // Middle modes need the permuted unfolding, except SGEMM projections run slab by slab.
       const std::int64_t P = m_dims.before(k);
@@ -394,6 +409,7 @@ class RPHOSVD {
                               !(m_proj == ProjectionGemm::sgemm && Impl::use_slabs<ExecSpace>(P)));
     }
     m_tau = alloc("tau", jmax);
+    if (m_options.reuse_omega) omega = omega_all;
     if (m_proj == ProjectionGemm::sgemm) {
       m_omega = alloc("Omega", omega);
     } else if (m_proj != ProjectionGemm::shgemm_fused) {
@@ -420,6 +436,8 @@ class RPHOSVD {
   std::array<buf_t, 4> m_W;
   buf_t m_tau, m_omega, m_perm, m_tmp, m_buf0, m_buf1, m_core;
   half_buf_t m_omega_h;
+  std::array<std::int64_t, 4> m_omega_offset{{0, 0, 0, 0}};
+  bool m_omega_ready = false;
   std::int64_t m_workspace_bytes = 0;
 };
 

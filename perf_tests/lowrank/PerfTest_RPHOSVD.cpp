@@ -6,9 +6,13 @@
 //                          the FP16 Gaussian operator's exact FP32 values, materialized;
 //   rphosvd_shgemm_fp16    projections by SHGEMM on FP16 Tensor Cores, Omega materialized;
 //   rphosvd_shgemm_tf32    projections by SHGEMM on TF32 Tensor Cores, Omega materialized;
-//   rphosvd_shgemm_fused   projections by SHGEMM generating Omega inside the product.
-// All four use the same Omegas, QR (LAPACK / cuSOLVER) and FP32 core contraction; the timed
-// call is RPHOSVD::compute (plan made once, check_finite off). Counters: rel_error =
+//   rphosvd_shgemm_fused   projections by SHGEMM generating Omega inside the product;
+//   rphosvd_{sgemm,shgemm_fp16}_fresh_omega  the same with reuse_omega = false: the Omegas
+//                          are generated in every call (as a one-off decomposition pays).
+// All use the same Omegas, QR (LAPACK / cuSOLVER) and FP32 core contraction; the timed
+// call is RPHOSVD::compute (plan made once, so the stored Omegas of the default
+// reuse_omega = true are generated in the warm-up call; check_finite off). ms_projection,
+// ms_qr, ms_core: one extra call with time_steps (fences between the steps). rel_error =
 // ||A - g x Q|| / ||A|| (FP64 reconstruction, computed once per run outside the timing) so
 // that equal accuracy shows in the same run; GFLOP/s = nominal FP32 flops (2 N J_i per
 // projection plus the core chain's GEMMs, N = prod I_i), the same count for every variant.
@@ -189,7 +193,7 @@ inline double rp_flops(const RpSize& s, const std::vector<int>& order) {
 
 template <class Space>
 void bench_rphosvd(benchmark::State& state, const std::string& name, const Space& space,
-                   const RpSize& s, ProjectionGemm projection) {
+                   const RpSize& s, ProjectionGemm projection, bool reuse_omega) {
   guarded(state, [&] {
     auto& in = rp_inputs(space, s);
     auto& holder = cache(1).get<RpPlanHolder<Space>>(name, [&] {
@@ -197,6 +201,7 @@ void bench_rphosvd(benchmark::State& state, const std::string& name, const Space
       opts.projection = projection;
       opts.state = RNGState(rp_omega_seed);
       opts.check_finite = false;
+      opts.reuse_omega = reuse_omega;
       return RpPlanHolder<Space>{std::make_shared<RPHOSVD<Space>>(
           space, s.I, std::vector<std::int64_t>(s.I.size(), s.J), opts)};
     });
@@ -288,11 +293,16 @@ void register_rp_space(const Space& space, SizeSet sizes) {
     std::vector<std::pair<std::string, std::int64_t>> args;
     for (std::size_t k = 0; k < s.I.size(); ++k) args.push_back({"I" + std::to_string(k + 1), s.I[k]});
     args.push_back({"J", s.J});
-    for (auto p : {ProjectionGemm::sgemm, ProjectionGemm::shgemm_fp16,
-                   ProjectionGemm::shgemm_tf32, ProjectionGemm::shgemm_fused}) {
-      const std::string name = bench_name(std::string("rphosvd_") + projection_name(p), sp, args);
+    const std::pair<ProjectionGemm, bool> variants[] = {
+        {ProjectionGemm::sgemm, true},         {ProjectionGemm::shgemm_fp16, true},
+        {ProjectionGemm::shgemm_tf32, true},   {ProjectionGemm::shgemm_fused, true},
+        {ProjectionGemm::sgemm, false},        {ProjectionGemm::shgemm_fp16, false}};
+    for (const auto& v : variants) {
+      const std::string base = std::string("rphosvd_") + projection_name(v.first) +
+                               (v.second ? "" : "_fresh_omega");
+      const std::string name = bench_name(base, sp, args);
       finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_rphosvd(st, name, space, s, p);
+        bench_rphosvd(st, name, space, s, v.first, v.second);
       }));
     }
     if (s.I.size() != 3) continue;

@@ -620,6 +620,41 @@ TYPED_TEST(RPHOSVDTest, AutomaticProjectionAndStepTimes) {
   EXPECT_LT(KokkosSketch::tucker_relative_error(Space(), A, g, Q1, Q2, Q3), 1e-5);
 }
 
+TYPED_TEST(RPHOSVDTest, ReusedOmegaAndNewStates) {
+  using Space = TypeParam;
+  using KokkosSketch::ProjectionGemm;
+  const std::vector<std::int64_t> ranks{4, 3, 2};
+  auto A = make_tensor<Space, 3>(I3);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(91), J3, kPad, A);
+  const HostTensor hA = host_tensor(A);
+  auto g = make_tensor<Space, 3>(ranks);
+  Factor<Space> Q1("Q1", I3[0], ranks[0]), Q2("Q2", I3[1], ranks[1]), Q3("Q3", I3[2], ranks[2]);
+  auto run = [&](KokkosSketch::RPHOSVD<Space>& plan) {
+    plan.compute(A, g, Q1, Q2, Q3);
+    return host_tensor(g);
+  };
+  for (auto p : {ProjectionGemm::sgemm, ProjectionGemm::shgemm_fp16}) {
+    KokkosSketch::RPHOSVDOptions opts;
+    opts.projection = p;
+    opts.state = KokkosSketch::RNGState(92);
+    KokkosSketch::RPHOSVD<Space> reuse(Space(), I3, ranks, opts);
+    opts.reuse_omega = false;
+    KokkosSketch::RPHOSVD<Space> fresh(Space(), I3, ranks, opts);
+    EXPECT_GT(reuse.workspace_bytes(), fresh.workspace_bytes());
+    const HostTensor g1 = run(reuse), g2 = run(reuse), g3 = run(fresh);
+    EXPECT_LT(rel_diff(g1, g2), 1e-6) << KokkosSketch::projection_name(p);  // same Omegas
+    EXPECT_LT(rel_diff(g1, g3), 1e-6) << KokkosSketch::projection_name(p);
+    // A new state regenerates the stored Omegas: as a new plan with that state.
+    reuse.set_state(KokkosSketch::RNGState(93));
+    const HostTensor g4 = run(reuse);
+    opts.state = KokkosSketch::RNGState(93);
+    KokkosSketch::RPHOSVD<Space> other(Space(), I3, ranks, opts);
+    const HostTensor g5 = run(other);
+    EXPECT_LT(rel_diff(g5, g4), 1e-6) << KokkosSketch::projection_name(p);
+    EXPECT_GT(rel_diff(g1, g4), 1e-2) << KokkosSketch::projection_name(p);
+  }
+}
+
 TYPED_TEST(RPHOSVDTest, LayoutsOfCoreAndFactors) {
   using Space = TypeParam;
   using mem_t = typename Space::memory_space;
