@@ -14,9 +14,11 @@
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_RNG.hpp>
+#include <KokkosSketch_RPHOSVD.hpp>
 #include <KokkosSketch_RandomizedSVD.hpp>
 #include <KokkosSketch_Shgemm.hpp>
 #include <KokkosSketch_SketchSize.hpp>
 #include <KokkosSketch_TestMatrices.hpp>
+#include <KokkosSketch_TestTensors.hpp>
 
 #endif
