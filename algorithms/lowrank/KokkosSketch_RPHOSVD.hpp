@@ -81,7 +81,9 @@ struct RPHOSVDStats {
 /// I_1 x (I_2 ... I_N) matrix of A's memory and \f$A_{(N)}\f$ the transpose of the
 /// column-major (I_1 ... I_{N-1}) x I_N matrix, both used in place; a middle mode is written
 /// by one permuting copy of A (a tiled transpose of each slab) into a plan-owned buffer of
-/// A's size, then multiplied by one GEMM (see docs/lowrank/rp_hosvd.md for the choice).
+/// A's size, then multiplied by one GEMM; on host spaces, SGEMM projections and core steps of
+/// middle modes with slabs of >= 32 rows run as one GEMM per slab instead, without the copy
+/// (see docs/lowrank/rp_hosvd.md for the measurements behind the choice).
 ///
 /// The plan is non-copyable; it owns the instance, the dense linear algebra plan (cuSOLVER /
 /// cuBLAS handles on CUDA) and every workspace, so compute() allocates nothing. All kernels run
