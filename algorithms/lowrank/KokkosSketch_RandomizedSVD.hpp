@@ -67,6 +67,9 @@ enum class QRMethod {
 
 /// \brief How the SVD of the small factor \f$B = Q^\top A\f$ ((p+s) x n) is computed.
 enum class SmallSvdMethod {
+  /// direct when the SVD algorithm (resolved) is SvdAlgorithm::gram_eigen, whose cost hardly
+  /// depends on B's long dimension; qr_then_svd otherwise.
+  automatic,
   /// SVD of the n x (p+s) matrix \f$B^\top\f$ (the seed paper's Algorithm 1, line 6).
   direct,
   /// \f$B^\top = Q_2 R_2\f$ by the plan's QRMethod, then the SVD of the (p+s) x (p+s) matrix
@@ -110,7 +113,7 @@ struct RandomizedSVDOptions {
   /// Orthonormalization (see QRMethod).
   QRMethod qr = QRMethod::cholesky_qr2;
   /// Small SVD (see SmallSvdMethod).
-  SmallSvdMethod small_svd = SmallSvdMethod::qr_then_svd;
+  SmallSvdMethod small_svd = SmallSvdMethod::automatic;
   /// SVD algorithm of the small SVD (see SvdAlgorithm).
   SvdAlgorithm svd_algorithm = SvdAlgorithm::automatic;
   /// RNG state of \f$\Omega\f$.
@@ -136,8 +139,8 @@ struct RandomizedSVDOptions {
     return o;
   }
   /// \brief The fast configuration (the defaults): ProjectionGemm::automatic,
-  /// QRMethod::cholesky_qr2, SmallSvdMethod::qr_then_svd, SvdAlgorithm::automatic (the FP64
-  /// Gram eigendecomposition for FP32 plans).
+  /// QRMethod::cholesky_qr2, SmallSvdMethod::automatic, SvdAlgorithm::automatic (for FP32
+  /// plans: SHGEMM on CUDA, and the FP64 Gram eigendecomposition of B^T directly).
   /// \param [in] rank target rank p
   /// \return the options, other fields at their defaults
   static RandomizedSVDOptions fast(std::int64_t rank) {
@@ -153,6 +156,8 @@ struct RandomizedSVDStats {
   ProjectionGemm projection = ProjectionGemm::sgemm;
   /// SVD algorithm that ran (automatic resolved).
   SvdAlgorithm svd_algorithm = SvdAlgorithm::library;
+  /// Small-SVD method that ran (automatic resolved).
+  SmallSvdMethod small_svd = SmallSvdMethod::direct;
   /// Of the Gram-eigen re-orthonormalizations, those that fell back to Householder QR.
   int gram_eigen_fallbacks = 0;
   /// Orthonormalizations run (1 + 2 q, plus 1 with SmallSvdMethod::qr_then_svd).
@@ -208,9 +213,10 @@ inline const char* svd_algorithm_name(SvdAlgorithm a) {
 }
 /// \brief Name of a small-SVD method.
 /// \param [in] s method
-/// \return "direct" or "qr_then_svd"
+/// \return "automatic", "direct" or "qr_then_svd"
 inline const char* small_svd_name(SmallSvdMethod s) {
-  return s == SmallSvdMethod::direct ? "direct" : "qr_then_svd";
+  return s == SmallSvdMethod::automatic ? "automatic"
+                                        : (s == SmallSvdMethod::direct ? "direct" : "qr_then_svd");
 }
 
 namespace Impl {
@@ -374,8 +380,13 @@ class RandomizedSVD {
     KOKKOSSKETCH_THROW_IF(!is_float && m_proj != ProjectionGemm::sgemm, f, "projection ", projection_name(m_proj),
                           " needs Scalar = float (SHGEMM multiplies FP32 A)");
     m_svd = resolve_svd(opts.svd_algorithm);
+    m_small = opts.small_svd != SmallSvdMethod::automatic
+                  ? opts.small_svd
+                  : (m_svd == SvdAlgorithm::gram_eigen ? SmallSvdMethod::direct
+                                                       : SmallSvdMethod::qr_then_svd);
     m_stats.projection = m_proj;
     m_stats.svd_algorithm = m_svd;
+    m_stats.small_svd = m_small;
     allocate();
     make_omega();
   }
@@ -404,7 +415,7 @@ class RandomizedSVD {
                   "KokkosSketch::RandomizedSVD::compute: A, U, S and V must hold the plan's "
                   "Scalar");
     Impl::ScopedRegion region(std::string("RandomizedSVD::compute[") + projection_name(m_proj) +
-                              "," + qr_name(m_opts.qr) + "," + small_svd_name(m_opts.small_svd) +
+                              "," + qr_name(m_opts.qr) + "," + small_svd_name(m_small) +
                               "]");
     const char* f = "RandomizedSVD::compute";
     const std::int64_t p = m_opts.rank;
@@ -426,6 +437,7 @@ class RandomizedSVD {
     m_stats = RandomizedSVDStats{};
     m_stats.projection = m_proj;
     m_stats.svd_algorithm = m_svd;
+    m_stats.small_svd = m_small;
     StepTimer timer(m_space, m_opts.time_steps);
 
     const auto Y = mat(m_Y, m_m, m_k), Z = mat(m_Z, m_n, m_k);
@@ -460,8 +472,8 @@ class RandomizedSVD {
     const auto VT = mat(m_VT, m_k, m_k);
     {
       Impl::ScopedRegion r(std::string("RandomizedSVD::small_svd[") +
-                           small_svd_name(m_opts.small_svd) + "," + svd_path() + "]");
-      const bool direct = m_opts.small_svd == SmallSvdMethod::direct;
+                           small_svd_name(m_small) + "," + svd_path() + "]");
+      const bool direct = m_small == SmallSvdMethod::direct;
       // direct: B^T = Ub S VT, U = Q VT^T, V = Ub.
       // qr_then_svd: B^T = Q2 R2, R2 = Ur S VT, U = Q VT^T, V = Q2 Ur.
       umat_t M = Z, Ul;
@@ -484,7 +496,7 @@ class RandomizedSVD {
       const auto W = mat(m_W, m_k, p);
       Impl::rsvd_transpose_rows(m_space, VT, W);
       m_la.gemm("N", "N", Scalar(1), Y, W, Scalar(0), U);
-      if (m_opts.small_svd == SmallSvdMethod::direct) {
+      if (m_small == SmallSvdMethod::direct) {
         Impl::rsvd_convert(m_space, mat(m_Ub, m_n, p), V);  // the first p columns of Ub
       } else {
         m_la.gemm("N", "N", Scalar(1), Z, mat(m_Ur, m_k, p), Scalar(0), V);
@@ -594,7 +606,7 @@ class RandomizedSVD {
     m_Sk = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::S", k);
     m_VT = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::VT", k * k);
     m_W = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::W", k * p);
-    const bool direct = m_opts.small_svd == SmallSvdMethod::direct;
+    const bool direct = m_small == SmallSvdMethod::direct;
     if (direct) {
       m_Ub = alloc<buf_t>(m_space, "KokkosSketch::RandomizedSVD::Ub", m_n * k);
     } else {
@@ -745,6 +757,7 @@ class RandomizedSVD {
   RandomizedSVDOptions m_opts;
   ProjectionGemm m_proj = ProjectionGemm::sgemm;
   SvdAlgorithm m_svd = SvdAlgorithm::library;
+  SmallSvdMethod m_small = SmallSvdMethod::direct;
   RandomizedSVDStats m_stats;
   Impl::DenseLA<ExecSpace, Scalar> m_la;
   std::unique_ptr<Impl::DenseLA<ExecSpace, double>> m_lad;

@@ -241,7 +241,8 @@ TYPED_TEST(RandomizedSVDTest, PowerIterations) {
       o.qr = qr;
       const Run r = run_rsvd<Space, float>(A, o);
       check_factors(r, std::string("q = ") + std::to_string(q));
-      EXPECT_EQ(r.stats.orthonormalizations, 1 + 2 * q + 1);
+      EXPECT_EQ(r.stats.orthonormalizations,
+                1 + 2 * q + (r.stats.small_svd == SmallSvdMethod::qr_then_svd ? 1 : 0));
       if (qr == QRMethod::householder) {
         EXPECT_LT(r.error, prev) << "q = " << q;
         prev = r.error;
@@ -340,8 +341,12 @@ TYPED_TEST(RandomizedSVDTest, PlanProperties) {
                                                            : ProjectionGemm::shgemm_fp16;
   EXPECT_EQ(plan.projection(), want);
   EXPECT_EQ(plan.stats().svd_algorithm, SvdAlgorithm::gram_eigen);  // FP32 plan
-  EXPECT_EQ((RandomizedSVD<Space, double>(Space{}, 50, 40, o).stats().svd_algorithm),
-            SvdAlgorithm::library);
+  EXPECT_EQ(plan.stats().small_svd, SmallSvdMethod::direct);
+  {
+    RandomizedSVD<Space, double> dplan(Space{}, 50, 40, o);
+    EXPECT_EQ(dplan.stats().svd_algorithm, SvdAlgorithm::library);
+    EXPECT_EQ(dplan.stats().small_svd, SmallSvdMethod::qr_then_svd);
+  }
   // Same plan, same input: the same result (deterministic).
   Mat<Space> A("A", 50, 40);
   test_matrix_exp(Space{}, RNGState(5), 7, 1e-2, A);

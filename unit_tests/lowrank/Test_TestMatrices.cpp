@@ -181,7 +181,12 @@ TYPED_TEST(TestMatricesTest, SameStateSameMatrixOnEverySpace) {
   Mat<Host, double> CH("CH", n, n);
   test_matrix_cauchy(Space{}, st, C);
   test_matrix_cauchy(Host{}, st, CH);
-  EXPECT_TRUE(TestUtil::allclose(TestUtil::to_host(C), TestUtil::to_host(CH), 1e-12, 0.0, n));
+  // R Q has entries from about 1e4 down to rounding noise (C is numerically low-rank): compare
+  // against the largest entry (the QRs and products differ between backends in rounding).
+  const auto ch = TestUtil::to_host(CH);
+  double cmax = 0;
+  for (double v : ch) cmax = std::max(cmax, std::abs(v));
+  EXPECT_TRUE(TestUtil::allclose(TestUtil::to_host(C), ch, 0.0, 1e-13 * cmax, n));
 }
 
 TYPED_TEST(TestMatricesTest, CauchyEntriesAndOrthogonalIteration) {
