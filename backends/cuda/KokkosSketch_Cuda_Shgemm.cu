@@ -79,6 +79,9 @@ struct Params {
   std::int64_t m, n, k;
   std::int64_t tiles_m, tiles_n;
   const unsigned* rowmax;  // bits of max_j |A(i, j)|; nullptr for TF32
+  int ksplit;              // K splits (1: C written directly)
+  int tiles_per_split;     // k-tiles per split
+  float* P;                // partials P[(split * m + i) * n + j] when ksplit > 1
   std::uint32_t key0, key1;
   std::uint64_t ctr_lo, ctr_hi;  // base counter, words (0,1) and (2,3)
   std::int64_t b_row0, b_col0;
@@ -328,13 +331,18 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
   const int wm = warp / kWarpsN, wn = warp % kWarpsN;
 
   // Grouped rasterization: consecutive CTAs share row blocks of A.
-  const std::int64_t bid = blockIdx.x;
+  const std::int64_t tiles = p.tiles_m * p.tiles_n;
+  const int split = int(std::int64_t(blockIdx.x) / tiles);
+  const std::int64_t bid = std::int64_t(blockIdx.x) % tiles;
   const std::int64_t per_group = kGroupM * p.tiles_n;
   const std::int64_t first_m = (bid / per_group) * kGroupM;
   const std::int64_t gm = imin(p.tiles_m - first_m, kGroupM);
   const std::int64_t bm = first_m + (bid % per_group) % gm, bn = (bid % per_group) / gm;
   const std::int64_t m0 = bm * kBM, n0 = bn * kBN;
-  const int T = int((p.k + kBK - 1) / kBK);
+  // This CTA's k-tiles: [tb, tb + T) of the ceil(k / 64) tiles (its K split).
+  const int T_all = int((p.k + kBK - 1) / kBK);
+  const int tb = split * p.tiles_per_split;
+  const int T = int(imin(imax(T_all - tb, 0), p.tiles_per_split));
 
   // Prologue: tiles 0 and 1 in flight, row scales.
   const bool a_rows_full = m0 + kBM <= p.m, b_cols_full = n0 + kBN <= p.n;
@@ -345,7 +353,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
   if constexpr (BM == b_nmajor) b_base = p.B + (tid >> 4) * p.ldb + n0 + 8 * (tid & 15);
   auto issue = [&](int t) {
     if (t < T) {
-      const std::int64_t k0 = std::int64_t(t) * kBK;
+      const std::int64_t k0 = std::int64_t(tb + t) * kBK;
       const bool k_full = k0 + kBK <= p.k;
       float* a32 = s_a32 + (t % kStages) * kA32Floats;
       if (a_rows_full && k_full)
@@ -367,7 +375,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
   if constexpr (BM == b_fused) {
     for (int t = 0; t < 2 && t < T; ++t)
       for (int i = 0; i < 4; ++i)
-        gen_b_chunk(p, s_b16 + (t % kStages) * kB16Halves, n0, std::int64_t(t) * kBK, tid, i);
+        gen_b_chunk(p, s_b16 + (t % kStages) * kB16Halves, n0, std::int64_t(tb + t) * kBK, tid, i);
   }
   if (tid < kBM) {
     float s = 1.0f, inv = 1.0f;
@@ -458,7 +466,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
         if constexpr (BM == b_fused) {
           if (t + 2 < T)
             gen_b_chunk(p, s_b16 + ((t + 2) % kStages) * kB16Halves, n0,
-                        std::int64_t(t + 2) * kBK, tid, s);
+                        std::int64_t(tb + t + 2) * kBK, tid, s);
         }
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt) {
@@ -499,7 +507,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
         if constexpr (BM == b_fused) {
           if (t + 2 < T && (s8 & 1))
             gen_b_chunk(p, s_b16 + ((t + 2) % kStages) * kB16Halves, n0,
-                        std::int64_t(t + 2) * kBK, tid, s8 >> 1);
+                        std::int64_t(tb + t + 2) * kBK, tid, s8 >> 1);
         }
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
@@ -579,19 +587,28 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
 #pragma unroll
       for (int nt = 0; nt < kNT; ++nt) {
         const std::int64_t j = ncol0 + nt * 8 + 2 * tq;
-        if (j < p.n) p.C[i * p.c_s0 + j * p.c_s1] = outer[mt][nt][2 * h] * inv;
-        if (j + 1 < p.n) p.C[i * p.c_s0 + (j + 1) * p.c_s1] = outer[mt][nt][2 * h + 1] * inv;
+        if (p.ksplit > 1) {  // partial sums, reduced in split order by shgemm_reduce
+          float* row = p.P + (std::int64_t(split) * p.m + i) * p.n;
+          if (j < p.n) row[j] = outer[mt][nt][2 * h] * inv;
+          if (j + 1 < p.n) row[j + 1] = outer[mt][nt][2 * h + 1] * inv;
+        } else {
+          if (j < p.n) p.C[i * p.c_s0 + j * p.c_s1] = outer[mt][nt][2 * h] * inv;
+          if (j + 1 < p.n) p.C[i * p.c_s0 + (j + 1) * p.c_s1] = outer[mt][nt][2 * h + 1] * inv;
+        }
       }
     }
   }
 }
 
-/// Row maxima of |A| for a k-major A (A(i, l) = A[i * lda + l]): one block per row.
+/// Row maxima of |A| for a k-major A (A(i, l) = A[i * lda + l]): blocks over (row, slice of
+/// `slice` columns), combined by an integer atomicMax.
 __global__ void rowmax_kmajor(const float* A, std::int64_t lda, std::int64_t m,
-                              std::int64_t k, unsigned* rowmax) {
+                              std::int64_t k, std::int64_t slice, unsigned* rowmax) {
   const std::int64_t i = blockIdx.x;
+  const std::int64_t l0 = std::int64_t(blockIdx.y) * slice, l1 = imin(l0 + slice, k);
   float mx = 0.0f;
-  for (std::int64_t l = threadIdx.x; l < k; l += blockDim.x) mx = fmaxf(mx, fabsf(A[i * lda + l]));
+  for (std::int64_t l = l0 + threadIdx.x; l < l1; l += blockDim.x)
+    mx = fmaxf(mx, fabsf(A[i * lda + l]));
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
   __shared__ float part[32];
@@ -599,7 +616,7 @@ __global__ void rowmax_kmajor(const float* A, std::int64_t lda, std::int64_t m,
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int w = 1; w < int(blockDim.x >> 5); ++w) mx = fmaxf(mx, part[w]);
-    rowmax[i] = __float_as_uint(mx);
+    atomicMax(rowmax + i, __float_as_uint(mx));
   }
 }
 
@@ -616,14 +633,53 @@ __global__ void rowmax_mmajor(const float* A, std::int64_t lda, std::int64_t m,
   atomicMax(rowmax + i, __float_as_uint(mx));
 }
 
+/// C(i, j) = sum over splits s, in order, of P[s](i, j) (deterministic).
+__global__ void shgemm_reduce(const float* P, int ksplit, std::int64_t m, std::int64_t n,
+                              float* C, std::int64_t c_s0, std::int64_t c_s1) {
+  const std::int64_t mn = m * n;
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < mn;
+       e += std::int64_t(gridDim.x) * blockDim.x) {
+    float acc = 0.0f;
+    for (int q = 0; q < ksplit; ++q) acc += P[q * mn + e];
+    const std::int64_t i = e / n, j = e % n;
+    C[i * c_s0 + j * c_s1] = acc;
+  }
+}
+
+int sm_count() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    return 132;
+  return sms;
+}
+
+/// K splits: enough CTAs for two per SM when the output alone gives fewer, at least four
+/// k-tiles per split, at most 64 splits.
+void plan_splits(const Problem& p, int& ksplit, int& tiles_per_split) {
+  const std::int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN);
+  const int T = int((p.k + kBK - 1) / kBK);
+  std::int64_t want = (2 * std::int64_t(sm_count()) + tiles - 1) / tiles;
+  want = imin(imin(want, 64), imax(T / 4, 1));
+  ksplit = int(imax(want, 1));
+  tiles_per_split = (T + ksplit - 1) / ksplit;
+  ksplit = (T + tiles_per_split - 1) / tiles_per_split;
+}
+
 template <Variant V, bool AK, int BM>
 cudaError_t launch_main(const Params& prm, cudaStream_t stream) {
   const std::size_t smem = smem_bytes(V);
   cudaError_t e = cudaFuncSetAttribute(shgemm_kernel<V, AK, BM>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return e;
-  const std::int64_t blocks = prm.tiles_m * prm.tiles_n;
+  const std::int64_t blocks = prm.tiles_m * prm.tiles_n * prm.ksplit;
   shgemm_kernel<V, AK, BM><<<dim3(unsigned(blocks)), kThreads, smem, stream>>>(prm);
+  e = cudaGetLastError();
+  if (e != cudaSuccess || prm.ksplit == 1) return e;
+  const std::int64_t mn = prm.m * prm.n;
+  const unsigned grid = unsigned(imin((mn + 255) / 256, 65535));
+  shgemm_reduce<<<grid, 256, 0, stream>>>(prm.P, prm.ksplit, prm.m, prm.n, prm.C, prm.c_s0,
+                                          prm.c_s1);
   return cudaGetLastError();
 }
 
@@ -645,8 +701,13 @@ bool operands_aligned(const Problem& p) {
   return true;
 }
 
+/// Row maxima (FP16 variant), rounded up to 256 bytes, then the K-split partials.
 std::size_t workspace_bytes(const Problem& p) {
-  return p.variant == Variant::fp16 ? std::size_t(p.m) * sizeof(unsigned) : 0;
+  const std::size_t rm =
+      p.variant == Variant::fp16 ? (std::size_t(p.m) * sizeof(unsigned) + 255) / 256 * 256 : 0;
+  int ksplit = 1, tps = 1;
+  plan_splits(p, ksplit, tps);
+  return rm + (ksplit > 1 ? std::size_t(ksplit) * std::size_t(p.m) * std::size_t(p.n) * 4 : 0);
 }
 
 cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
@@ -671,16 +732,25 @@ cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
   prm.b_row0 = p.b_row0;
   prm.b_col0 = p.b_col0;
   prm.rowmax = static_cast<const unsigned*>(workspace);
-  if (prm.tiles_m * prm.tiles_n >= (std::int64_t(1) << 31)) return cudaErrorInvalidValue;
+  plan_splits(p, prm.ksplit, prm.tiles_per_split);
+  const std::size_t rm =
+      p.variant == Variant::fp16 ? (std::size_t(p.m) * sizeof(unsigned) + 255) / 256 * 256 : 0;
+  prm.P = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + rm);
+  if (prm.tiles_m * prm.tiles_n * prm.ksplit >= (std::int64_t(1) << 31))
+    return cudaErrorInvalidValue;
 
   if (p.variant == Variant::fp16) {
     unsigned* rowmax = static_cast<unsigned*>(workspace);
     cudaError_t e = cudaSuccess;
+    e = cudaMemsetAsync(rowmax, 0, std::size_t(p.m) * sizeof(unsigned), stream);
+    if (e != cudaSuccess) return e;
     if (p.a_kmajor) {
-      rowmax_kmajor<<<dim3(unsigned(p.m)), 256, 0, stream>>>(p.A, p.lda, p.m, p.k, rowmax);
+      const std::int64_t slice = imax(8192, (p.k + 65534) / 65535);
+      const std::int64_t gy = (p.k + slice - 1) / slice;
+      if (p.m >= (std::int64_t(1) << 31)) return cudaErrorInvalidValue;
+      rowmax_kmajor<<<dim3(unsigned(p.m), unsigned(gy)), 256, 0, stream>>>(p.A, p.lda, p.m,
+                                                                           p.k, slice, rowmax);
     } else {
-      e = cudaMemsetAsync(rowmax, 0, std::size_t(p.m) * sizeof(unsigned), stream);
-      if (e != cudaSuccess) return e;
       const std::int64_t slice = imax(64, (p.k + 65534) / 65535);
       const std::int64_t gy = (p.k + slice - 1) / slice;
       if ((p.m + 255) / 256 >= (std::int64_t(1) << 31)) return cudaErrorInvalidValue;
