@@ -2,7 +2,8 @@
 /// \file KokkosSketch_DenseLA.hpp
 /// \brief The one internal interface to dense linear algebra that every algorithm uses:
 /// Householder QR, forming Q, triangular solves with R, Cholesky factorization, the thin SVD,
-/// the symmetric eigendecomposition, GEMM, and the BLAS-1/2 calls of the iterative solvers (gemv, nrm2, axpby, scal).
+/// the symmetric eigendecomposition, GEMM, and the BLAS-1/2 calls of the iterative solvers
+/// (gemv, nrm2, axpby, scal).
 ///
 /// `DenseLA<ExecSpace, Scalar>` is a non-copyable plan object. It holds the execution-space
 /// instance and a backend chosen at compile time by partial specialization of

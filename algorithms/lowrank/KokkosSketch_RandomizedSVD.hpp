@@ -377,7 +377,8 @@ class RandomizedSVD {
     m_k = opts.rank + opts.oversampling;
     m_proj = resolve(opts.projection);
     constexpr bool is_float = std::is_same<Scalar, float>::value;
-    KOKKOSSKETCH_THROW_IF(!is_float && m_proj != ProjectionGemm::sgemm, f, "projection ", projection_name(m_proj),
+    KOKKOSSKETCH_THROW_IF(!is_float && m_proj != ProjectionGemm::sgemm, f, "projection ",
+                          projection_name(m_proj),
                           " needs Scalar = float (SHGEMM multiplies FP32 A)");
     m_svd = resolve_svd(opts.svd_algorithm);
     m_small = opts.small_svd != SmallSvdMethod::automatic
@@ -663,7 +664,8 @@ class RandomizedSVD {
     if constexpr (std::is_same<Scalar, float>::value) {
       if (m_proj == ProjectionGemm::shgemm_fp16 || m_proj == ProjectionGemm::shgemm_tf32) {
         ShgemmOptions o;
-        o.variant = m_proj == ProjectionGemm::shgemm_tf32 ? ShgemmVariant::tf32 : ShgemmVariant::fp16;
+        o.variant =
+            m_proj == ProjectionGemm::shgemm_tf32 ? ShgemmVariant::tf32 : ShgemmVariant::fp16;
         shgemm(m_space, A, m_omega16, Y, o);
         return;
       }

@@ -167,8 +167,9 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
   vec_t sv(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                               "KokkosSketch::test_matrix::singular_values"),
            k);
-  vec_t ones(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::test_matrix::ones"),
-             k);
+  vec_t ones(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::test_matrix::ones"),
+      k);
   {
     auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), sv);
     for (std::int64_t i = 0; i < k; ++i) h(i) = s[std::size_t(i)];
@@ -286,6 +287,12 @@ struct CauchyOptions {
 /// 1 x (m + n) uniform operator (DenseOp, DenseEntries::uniform) from `state`. C, the QR
 /// (Householder, through Impl::DenseLA) and the product run in FP64; A receives the rounded
 /// values. The spectrum is not prescribed: the returned singular_values is empty.
+///
+/// Reproducibility: the raw C is the same on every backend up to rounding, and so is the
+/// spectrum of R Q, but R Q itself is not: C is numerically rank-deficient (its singular
+/// values decay geometrically to rounding level), so the trailing columns of Q span C's
+/// numerical null space in a basis that depends on the rounding inside the QR (LAPACK and
+/// cuSOLVER differ), and R Q = Q^T C Q changes with that basis, large entries included.
 /// \tparam ExecSpace Kokkos execution space; A must be accessible from it
 /// \param [in] space instance the work is enqueued on (the QR waits for it)
 /// \param [in] state RNG state of the points

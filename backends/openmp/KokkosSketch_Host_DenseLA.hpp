@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Host_DenseLA.hpp
 /// \brief Host backend of Impl::DenseLA: LAPACK xGEQRF/xORGQR, xPOTRF, xGESDD/xGESVD, xSYEVD and
-/// BLAS xTRSM, for every execution space whose memory the host can access (Serial, OpenMP, Threads).
+/// BLAS xTRSM, for every execution space whose memory the host can access (Serial, OpenMP,
+/// Threads).
 ///
 /// LAPACK runs synchronously on the calling thread, so each call first fences the
 /// instance (the inputs may still be written by kernels enqueued on it) and returns with
@@ -287,7 +288,8 @@ struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSp
 
  private:
   static int work_size(const char* f, Scalar query, std::int64_t need) {
-    std::int64_t q = std::int64_t(double(query) * (1.0 + 4.0 * double(std::numeric_limits<Scalar>::epsilon()))) + 1;
+    const double eps = double(std::numeric_limits<Scalar>::epsilon());
+    std::int64_t q = std::int64_t(double(query) * (1.0 + 4.0 * eps)) + 1;
     if (q < need) q = need;
     if (q < 1) q = 1;
     KOKKOSSKETCH_THROW_IF(q > std::int64_t(INT_MAX), f, "LAPACK workspace of ", q,

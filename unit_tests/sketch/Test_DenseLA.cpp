@@ -277,7 +277,8 @@ void check_gesvd(std::int64_t m, std::int64_t n, Impl::SvdDriver driver, unsigne
   const std::int64_t k = std::min(m, n);
   // Singular values spread over [1e-2, 1]: random orthonormal factors, graded spectrum.
   std::vector<double> sigma(static_cast<std::size_t>(k));
-  for (std::int64_t i = 0; i < k; ++i) sigma[std::size_t(i)] = std::pow(1e-2, double(i) / double(k));
+  for (std::int64_t i = 0; i < k; ++i)
+    sigma[std::size_t(i)] = std::pow(1e-2, double(i) / double(k));
   TestUtil::HostMatrix M = TestUtil::matrix_with_singular_values(std::max(m, n), sigma, seed);
   if (m < n) {  // transpose the tall host matrix
     TestUtil::HostMatrix T(m, n);
