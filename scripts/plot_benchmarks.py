@@ -29,7 +29,11 @@ _SUFFIX = re.compile(
 _TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Benchmark -> the vendor baseline it is compared with (same space, same size).
 BASELINES = {"sparse_project": "cusparse_spmm", "shgemm_fp16": "sgemm", "shgemm_tf32": "sgemm",
-             "shgemm_fused": "sgemm", "cublas_tf32": "sgemm"}
+             "shgemm_fused": "sgemm", "cublas_tf32": "sgemm",
+             "rsvd_fast_shgemm_fp16": "rsvd_baseline", "rsvd_fast_sgemm": "rsvd_baseline",
+             "rsvd_fast_shgemm_tf32": "rsvd_baseline", "rsvd_fast_shgemm_fused": "rsvd_baseline",
+             "rphosvd_shgemm_fp16": "rphosvd_sgemm", "rphosvd_shgemm_tf32": "rphosvd_sgemm",
+             "rphosvd_shgemm_fused": "rphosvd_sgemm"}
 COPY = "copy_bandwidth"
 RATES = ("GB/s", "GB/s_Aonce", "GFLOP/s")
 # Context keys shown, in order (the first found of each tuple).
