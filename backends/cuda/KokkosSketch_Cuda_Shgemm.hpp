@@ -84,12 +84,14 @@ struct ShgemmApply<Kokkos::Cuda, AView, BSource, CView, void> {
 
     // A: as it is when one dimension has unit stride and the other is aligned, else a copy.
     p.A = A.data();
-    if (A.stride_1() == 1 || p.k == 1) {
+    // (A single row or column goes through the copy: its 16-byte chunks could otherwise end
+    // past the allocation, which cp.async's zero fill tolerates but memory checkers flag.)
+    if (A.stride_1() == 1 && p.m > 1 && p.k > 1) {
       p.a_kmajor = true;
-      p.lda = p.m == 1 ? round_up(p.k, 4) : std::int64_t(A.stride_0());
-    } else if (A.stride_0() == 1 || p.m == 1) {
+      p.lda = std::int64_t(A.stride_0());
+    } else if (A.stride_0() == 1 && p.m > 1 && p.k > 1) {
       p.a_kmajor = false;
-      p.lda = p.k == 1 ? round_up(p.m, 4) : std::int64_t(A.stride_1());
+      p.lda = std::int64_t(A.stride_1());
     } else {
       p.lda = -1;
     }
@@ -103,12 +105,12 @@ struct ShgemmApply<Kokkos::Cuda, AView, BSource, CView, void> {
       p.b_col0 = B.col0();
     } else {
       p.B = reinterpret_cast<const std::uint16_t*>(B.data());
-      if (B.stride_0() == 1 || p.n == 1) {
+      if (B.stride_0() == 1 && p.n > 1 && p.k > 1) {
         p.b_kmajor = true;
-        p.ldb = p.n == 1 ? round_up(p.k, 8) : std::int64_t(B.stride_1());
-      } else if (B.stride_1() == 1 || p.k == 1) {
+        p.ldb = std::int64_t(B.stride_1());
+      } else if (B.stride_1() == 1 && p.n > 1 && p.k > 1) {
         p.b_kmajor = false;
-        p.ldb = p.k == 1 ? round_up(p.n, 8) : std::int64_t(B.stride_0());
+        p.ldb = std::int64_t(B.stride_0());
       } else {
         p.ldb = -1;
       }
