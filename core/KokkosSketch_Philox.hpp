@@ -9,12 +9,15 @@
 // CUDA qualifiers under nvcc and `inline` elsewhere.
 #if defined(KOKKOSSKETCH_NO_KOKKOS)
 #if defined(__CUDACC__)
+/// Host and device inline function (see above).
 #define KOKKOSSKETCH_FUNCTION __host__ __device__ __forceinline__
 #else
+/// Plain inline function (host compilers without Kokkos).
 #define KOKKOSSKETCH_FUNCTION inline
 #endif
 #else
 #include <Kokkos_Macros.hpp>
+/// Host and device inline function: KOKKOS_FORCEINLINE_FUNCTION.
 #define KOKKOSSKETCH_FUNCTION KOKKOS_FORCEINLINE_FUNCTION
 #endif
 

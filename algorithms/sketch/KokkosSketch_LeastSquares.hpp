@@ -209,6 +209,8 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const AView& A, cons
 }
 
 /// \brief sketch_and_solve on the default instance of A's execution space.
+/// \param [in] A, b, x, state, opts as in the overload with an execution space instance
+/// \return as that overload
 /// \throws Error as the overload with an execution space instance
 template <class AView, class BView, class XView>
 LeastSquaresResult sketch_and_solve(const AView& A, const BView& b, const XView& x,
@@ -353,6 +355,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& 
 }
 
 /// \brief sketch_and_precondition on the default instance of A's execution space.
+/// \param [in] A, b, x, state, opts as in the overload with an execution space instance
+/// \return as that overload
 /// \throws Error as the overload with an execution space instance
 template <class AView, class BView, class XView>
 LeastSquaresResult sketch_and_precondition(const AView& A, const BView& b, const XView& x,

@@ -303,6 +303,9 @@ RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& 
 }
 
 /// \brief leverage_sampling on the default instance of A's execution space.
+/// \param [in] A, scores, state, rows, weights, SA as in the overload with an execution space
+///   instance
+/// \return as that overload
 /// \throws Error as the overload with an execution space instance
 template <class AView, class SView, class IView, class WView, class YView>
 RNGState leverage_sampling(const AView& A, const SView& scores, const RNGState& state,
