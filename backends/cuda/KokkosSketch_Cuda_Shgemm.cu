@@ -29,6 +29,13 @@
 /// Edges (m, n, k not multiples of the tile) are zero-filled by cp.async; n8 sub-tiles
 /// entirely beyond n are skipped (a warp-uniform test). The result does not depend on the
 /// launch (no atomics on floating-point values; the row maxima use an integer atomicMax).
+///
+/// Hopper: on a device of compute capability 9.0, when this file was compiled for sm_90a, the
+/// FP16 variant with B read from memory k-major (either layout of A) runs
+/// shgemm_wgmma_kernel instead: warp-specialized (a cp.async producer warpgroup, two consumer
+/// warpgroups of 64 x 128), A split in registers, `wgmma.m64n128k16` with B from shared memory.
+/// Same splitting, same chains (one k-tile) and flushes, same tiles and K splits; see the
+/// comment above that kernel and DevNotes_Shgemm.md.
 #include <KokkosSketch_Cuda_ShgemmKernels.hpp>
 
 #define KOKKOSSKETCH_NO_KOKKOS
@@ -37,7 +44,9 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -646,6 +655,342 @@ __global__ void shgemm_reduce(const float* P, int ksplit, std::int64_t m, std::i
   }
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Hopper path (sm_90a `wgmma`): FP16 variant, B k-major in memory, B not fused.
+//
+// CTA tile 128 x 128, k-tile 64, 384 threads: warpgroup 0 copies A's FP32 tile and B's FP16
+// tile with cp.async into four shared-memory stages (full/empty mbarriers; the copies arrive on
+// the full barrier through cp.async.mbarrier.arrive.noinc), warpgroups 1 and 2 each own 64 rows
+// x 128 columns. A consumer thread reads its wgmma A fragment (the mma.m16n8k16 fragment of its
+// warp's 16 rows) from the FP32 tile, scales it by the row's power of two and splits it into
+// FP16 hi and lo in registers; per k16 step two wgmma.m64n128k16 (A from registers, B from the
+// 128-byte-swizzled k-major tile through a descriptor) accumulate into one Tensor Core
+// accumulator. After every FLUSH k-tiles (chains of 8 FLUSH wgmma) the accumulator is added to
+// the FP32 register accumulator (round to nearest) and the next chain starts with scale-d = 0.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define KOKKOSSKETCH_SHGEMM_WGMMA 1
+#else
+#define KOKKOSSKETCH_SHGEMM_WGMMA 0
+#endif
+
+/// 1 in the device code compiled for sm_90a, 0 in all other device code (read by the host to
+/// choose the path: a device of compute capability 9.0 may run PTX compiled for another target).
+__device__ int g_wgmma_compiled = KOKKOSSKETCH_SHGEMM_WGMMA;
+
+constexpr int kHThreads = 384, kHStages = 4;
+constexpr int kHBBytes = kBN * kBK * 2;  // one B stage, [128 n][64 k] FP16, 1024-byte aligned
+constexpr std::size_t kHSmem =
+    1024 + std::size_t(kHStages) * (kHBBytes + sizeof(float) * kA32Floats) + 2 * kHStages * 8;
+
+#if KOKKOSSKETCH_SHGEMM_WGMMA
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_u32(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+/// Arrives on `bar` once all of this thread's earlier cp.async copies have landed.
+__device__ __forceinline__ void cp_async_arrive_noinc(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_u32(bar))
+               : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait0() {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+/// Keeps the compiler from moving accesses of `r` across the surrounding wgmma fences/waits.
+__device__ __forceinline__ void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+/// Shared-memory matrix descriptor: k-major operand, 128-byte swizzle, 8-row groups 1024 bytes
+/// apart; `addr` may be advanced by 32 bytes per k16 step inside the 128-byte row.
+__device__ __forceinline__ std::uint64_t smem_desc_sw128(std::uint32_t addr) {
+  return std::uint64_t((addr >> 4) & 0x3FFFu) | (std::uint64_t(1) << 16) |
+         (std::uint64_t(1024 >> 4) << 32) | (std::uint64_t(1) << 62);
+}
+
+/// D (64 x 128, FP32) (+)= A (64 x 16, FP16, registers) B (16 x 128, FP16, shared memory,
+/// k-major, 128-byte swizzle); scale_d = 0 ignores D's input.
+__device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[64], const unsigned (&a)[4],
+                                                    std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+      "}, {%64,%65,%66,%67}, %68, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+/// Producer (128 threads): cp.async copies of A's FP32 tile and B's FP16 tile (k-major,
+/// 128-byte swizzle) for k-tile starting at k0; zero fill past the edges.
+template <bool A_KMAJOR>
+__device__ __forceinline__ void wg_load(const Params& p, float* a32, __half* b16,
+                                        const float* a_base, const std::uint16_t* b_base,
+                                        std::int64_t m0, std::int64_t n0, std::int64_t k0,
+                                        bool a_full, bool b_full, int tid) {
+  if (a_full) {
+    if constexpr (A_KMAJOR) {
+      const float* src = a_base + k0;
+      float* dst = a32 + (tid >> 4) * kLdA32K + 4 * (tid & 15);
+#pragma unroll
+      for (int i = 0; i < 16; ++i) cp_async16(dst + i * 8 * kLdA32K, src + i * 8 * p.lda, 16);
+    } else {
+      const float* src = a_base + k0 * p.lda;
+      float* dst = a32 + (tid >> 5) * kLdA32M + 4 * (tid & 31);
+#pragma unroll
+      for (int i = 0; i < 16; ++i) cp_async16(dst + i * 4 * kLdA32M, src + i * 4 * p.lda, 16);
+    }
+  } else {
+#pragma unroll 4
+    for (int i = 0; i < 16; ++i) {
+      const int c = tid + 128 * i;
+      if constexpr (A_KMAJOR) {
+        const int row = c >> 4, kc = c & 15;
+        const std::int64_t gi = m0 + row, gk = k0 + 4 * kc;
+        const std::int64_t valid = gi < p.m ? imin(imax(p.k - gk, 0), 4) : 0;
+        const float* src = valid > 0 ? p.A + gi * p.lda + gk : p.A;
+        cp_async16(a32 + row * kLdA32K + 4 * kc, src, int(valid * 4));
+      } else {
+        const int krow = c >> 5, mc = c & 31;
+        const std::int64_t gk = k0 + krow, gi = m0 + 4 * mc;
+        const std::int64_t valid = gk < p.k ? imin(imax(p.m - gi, 0), 4) : 0;
+        const float* src = valid > 0 ? p.A + gk * p.lda + gi : p.A;
+        cp_async16(a32 + krow * kLdA32M + 4 * mc, src, int(valid * 4));
+      }
+    }
+  }
+  if (b_full) {
+    const std::uint16_t* src = b_base + k0;
+    __half* dst = b16 + swz64(tid >> 3, 8 * (tid & 7));
+#pragma unroll
+    for (int i = 0; i < 8; ++i) cp_async16(dst + i * 16 * 64, src + i * 16 * p.ldb, 16);
+  } else {
+#pragma unroll 4
+    for (int i = 0; i < 8; ++i) {
+      const int c = tid + 128 * i;
+      const int nrow = c >> 3, kc = c & 7;
+      const std::int64_t gj = n0 + nrow, gk = k0 + 8 * kc;
+      const std::int64_t valid = gj < p.n ? imin(imax(p.k - gk, 0), 8) : 0;
+      const std::uint16_t* src = valid > 0 ? p.B + gj * p.ldb + gk : p.B;
+      cp_async16(b16 + swz64(nrow, 8 * kc), src, int(valid * 2));
+    }
+  }
+}
+
+/// Splits x (already scaled) into FP16 hi (round to nearest) and lo = fp16(x - hi).
+__device__ __forceinline__ void split2(float x0, float x1, unsigned& hi, unsigned& lo) {
+  const __half2 h = __floats2half2_rn(x0, x1);
+  const float2 f = __half22float2(h);
+  hi = pack_half2(h);
+  lo = pack_half2(__floats2half2_rn(x0 - f.x, x1 - f.y));
+}
+#endif  // KOKKOSSKETCH_SHGEMM_WGMMA
+
+template <bool A_KMAJOR, int FLUSH, bool PIPE>
+__global__ void __launch_bounds__(kHThreads, 1) shgemm_wgmma_kernel(const Params p) {
+#if KOKKOSSKETCH_SHGEMM_WGMMA
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
+  __half* s_b = reinterpret_cast<__half*>(smem);  // [stage][128 n][64 k], swizzled
+  float* s_a = reinterpret_cast<float*>(smem + kHStages * kHBBytes);
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(s_a + kHStages * kA32Floats);
+  std::uint64_t* empty = full + kHStages;
+
+  const int tid = threadIdx.x;
+  const std::int64_t tiles = p.tiles_m * p.tiles_n;
+  const int split = int(std::int64_t(blockIdx.x) / tiles);
+  const std::int64_t bid = std::int64_t(blockIdx.x) % tiles;
+  const std::int64_t per_group = kGroupM * p.tiles_n;
+  const std::int64_t first_m = (bid / per_group) * kGroupM;
+  const std::int64_t gm = imin(p.tiles_m - first_m, kGroupM);
+  const std::int64_t bm = first_m + (bid % per_group) % gm, bn = (bid % per_group) / gm;
+  const std::int64_t m0 = bm * kBM, n0 = bn * kBN;
+  const int T_all = int((p.k + kBK - 1) / kBK);
+  const int tb = split * p.tiles_per_split;
+  const int T = int(imin(imax(T_all - tb, 0), p.tiles_per_split));
+
+  if (tid == 0) {
+    for (int s = 0; s < kHStages; ++s) {
+      mbar_init(full + s, 128);  // one cp.async arrival per producer thread
+      mbar_init(empty + s, 8);   // one arrival per consumer warp
+    }
+  }
+  __syncthreads();
+
+  if (tid < 128) {  // producer warpgroup
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    const bool a_rows_full = m0 + kBM <= p.m, b_cols_full = n0 + kBN <= p.n;
+    const float* a_base = A_KMAJOR ? p.A + (m0 + (tid >> 4)) * p.lda + 4 * (tid & 15)
+                                   : p.A + (tid >> 5) * p.lda + m0 + 4 * (tid & 31);
+    const std::uint16_t* b_base = p.B + (n0 + (tid >> 3)) * p.ldb + 8 * (tid & 7);
+    for (int t = 0; t < T; ++t) {
+      const int s = t % kHStages;
+      if (t >= kHStages) mbar_wait(empty + s, ((t / kHStages) & 1) ^ 1);
+      const std::int64_t k0 = std::int64_t(tb + t) * kBK;
+      const bool k_full = k0 + kBK <= p.k;
+      wg_load<A_KMAJOR>(p, s_a + s * kA32Floats, s_b + s * (kBN * kBK), a_base, b_base, m0, n0,
+                        k0, a_rows_full && k_full, b_cols_full && k_full, tid);
+      cp_async_arrive_noinc(full + s);
+    }
+    cp_async_wait_all();
+  } else {  // consumer warpgroups: rows 64 c .. 64 c + 63 of the tile
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int ct = tid - 128, c = ct >> 7, w = (ct >> 5) & 3, lane = tid & 31;
+    const int g = lane >> 2, tq = lane & 3;
+    const int rl0 = 64 * c + 16 * w + g, rl1 = rl0 + 8;
+    float sg0 = 1.0f, inv0 = 1.0f, sg1 = 1.0f, inv1 = 1.0f;
+    if (m0 + rl0 < p.m) row_scale(p.rowmax[m0 + rl0], sg0, inv0);
+    if (m0 + rl1 < p.m) row_scale(p.rowmax[m0 + rl1], sg1, inv1);
+    float acc[64], outer[64];
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[e] = outer[e] = 0.0f;
+    const std::uint32_t b_addr = smem_u32(s_b);
+
+    // Waits for k-tile t and builds its hi/lo fragments (4 k16 steps) in registers.
+    auto prep = [&](unsigned (&ah)[4][4], unsigned (&al)[4][4], int t) {
+      const int s = t % kHStages;
+      mbar_wait(full + s, (t / kHStages) & 1);
+      fence_proxy_async();  // cp.async (generic proxy) wrote B; wgmma reads it (async proxy)
+      const float* a32 = s_a + s * kA32Floats;
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+        const int kk = 16 * ks + 2 * tq;
+        float x[8];  // (r0, kk), (r0, kk+1), (r1, kk), (r1, kk+1), then the same at kk + 8
+        if constexpr (A_KMAJOR) {
+          const float2 u0 = *reinterpret_cast<const float2*>(a32 + rl0 * kLdA32K + kk);
+          const float2 u1 = *reinterpret_cast<const float2*>(a32 + rl1 * kLdA32K + kk);
+          const float2 u2 = *reinterpret_cast<const float2*>(a32 + rl0 * kLdA32K + kk + 8);
+          const float2 u3 = *reinterpret_cast<const float2*>(a32 + rl1 * kLdA32K + kk + 8);
+          x[0] = u0.x;
+          x[1] = u0.y;
+          x[2] = u1.x;
+          x[3] = u1.y;
+          x[4] = u2.x;
+          x[5] = u2.y;
+          x[6] = u3.x;
+          x[7] = u3.y;
+        } else {
+          x[0] = a32[kk * kLdA32M + rl0];
+          x[1] = a32[(kk + 1) * kLdA32M + rl0];
+          x[2] = a32[kk * kLdA32M + rl1];
+          x[3] = a32[(kk + 1) * kLdA32M + rl1];
+          x[4] = a32[(kk + 8) * kLdA32M + rl0];
+          x[5] = a32[(kk + 9) * kLdA32M + rl0];
+          x[6] = a32[(kk + 8) * kLdA32M + rl1];
+          x[7] = a32[(kk + 9) * kLdA32M + rl1];
+        }
+        split2(x[0] * sg0, x[1] * sg0, ah[ks][0], al[ks][0]);
+        split2(x[2] * sg1, x[3] * sg1, ah[ks][1], al[ks][1]);
+        split2(x[4] * sg0, x[5] * sg0, ah[ks][2], al[ks][2]);
+        split2(x[6] * sg1, x[7] * sg1, ah[ks][3], al[ks][3]);
+      }
+    };
+    // Issues k-tile t's 8 wgmma (hi and lo per k16 step) as one group.
+    auto issue = [&](const unsigned (&ah)[4][4], const unsigned (&al)[4][4], int t) {
+      const int s = t % kHStages;
+      const bool chain_start = (t % FLUSH) == 0;
+#pragma unroll
+      for (int e = 0; e < 64; ++e) fence_operand(acc[e]);
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+        const std::uint64_t desc = smem_desc_sw128(b_addr + s * kHBBytes + 32 * ks);
+        wgmma_m64n128k16_rs(acc, ah[ks], desc, (ks > 0 || !chain_start) ? 1 : 0);
+        wgmma_m64n128k16_rs(acc, al[ks], desc, 1);
+      }
+      wgmma_commit();
+    };
+    // Waits for k-tile t's group, frees its stage, flushes at the end of a chain.
+    auto finish = [&](int t) {
+      wgmma_wait0();
+#pragma unroll
+      for (int e = 0; e < 64; ++e) fence_operand(acc[e]);
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty + t % kHStages);
+      if ((t + 1) % FLUSH == 0 || t + 1 == T) {
+#pragma unroll
+        for (int e = 0; e < 64; ++e) outer[e] += acc[e];
+      }
+    };
+
+    unsigned fa_h[4][4], fa_l[4][4], fb_h[4][4], fb_l[4][4];
+    if constexpr (PIPE) {
+      // Tile t + 1's fragments are built while tile t's wgmma run.
+      if (T > 0) prep(fa_h, fa_l, 0);
+      for (int t = 0; t < T; t += 2) {
+        issue(fa_h, fa_l, t);
+        if (t + 1 < T) prep(fb_h, fb_l, t + 1);
+        finish(t);
+        if (t + 1 >= T) break;
+        issue(fb_h, fb_l, t + 1);
+        if (t + 2 < T) prep(fa_h, fa_l, t + 2);
+        finish(t + 1);
+      }
+    } else {
+      for (int t = 0; t < T; ++t) {
+        prep(fa_h, fa_l, t);
+        issue(fa_h, fa_l, t);
+        finish(t);
+      }
+    }
+
+    // Epilogue: C = outer / sigma. outer[4 j + 2 h + v] is (row rl0 + 8 h, column 8 j + 2 tq + v).
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t i = m0 + (h ? rl1 : rl0);
+      if (i >= p.m) continue;
+      const float inv = h ? inv1 : inv0;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        const std::int64_t col = n0 + 8 * j + 2 * tq;
+        const float v0 = outer[4 * j + 2 * h] * inv, v1 = outer[4 * j + 2 * h + 1] * inv;
+        if (p.ksplit > 1) {
+          float* row = p.P + (std::int64_t(split) * p.m + i) * p.n;
+          if (col < p.n) row[col] = v0;
+          if (col + 1 < p.n) row[col + 1] = v1;
+        } else {
+          if (col < p.n) p.C[i * p.c_s0 + col * p.c_s1] = v0;
+          if (col + 1 < p.n) p.C[i * p.c_s0 + (col + 1) * p.c_s1] = v1;
+        }
+      }
+    }
+  }
+#endif  // KOKKOSSKETCH_SHGEMM_WGMMA
+}
+
 int sm_count() {
   int dev = 0, sms = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -688,6 +1033,56 @@ cudaError_t launch_b(const Problem& p, const Params& prm, cudaStream_t stream) {
   if (p.fused) return launch_main<V, AK, b_fused>(prm, stream);
   return p.b_kmajor ? launch_main<V, AK, b_kmajor>(prm, stream)
                     : launch_main<V, AK, b_nmajor>(prm, stream);
+}
+
+template <bool AK, int FLUSH, bool PIPE>
+cudaError_t launch_wgmma(const Params& prm, cudaStream_t stream) {
+  cudaError_t e = cudaFuncSetAttribute(shgemm_wgmma_kernel<AK, FLUSH, PIPE>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(kHSmem));
+  if (e != cudaSuccess) return e;
+  const std::int64_t blocks = prm.tiles_m * prm.tiles_n * prm.ksplit;
+  shgemm_wgmma_kernel<AK, FLUSH, PIPE><<<dim3(unsigned(blocks)), kHThreads, kHSmem, stream>>>(prm);
+  e = cudaGetLastError();
+  if (e != cudaSuccess || prm.ksplit == 1) return e;
+  const std::int64_t mn = prm.m * prm.n;
+  const unsigned grid = unsigned(imin((mn + 255) / 256, 65535));
+  shgemm_reduce<<<grid, 256, 0, stream>>>(prm.P, prm.ksplit, prm.m, prm.n, prm.C, prm.c_s0,
+                                          prm.c_s1);
+  return cudaGetLastError();
+}
+
+/// Whether the current device runs the sm_90a kernels: compute capability 9.0 and the binary
+/// carries sm_90a code (checked once per device through g_wgmma_compiled).
+bool wgmma_available() {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return false;
+  static std::atomic<int> known[64];  // 0 unknown, 1 no, 2 yes
+  int v = known[dev].load(std::memory_order_relaxed);
+  if (v == 0) {
+    int major = 0, minor = 0, compiled = 0;
+    bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
+                  cudaSuccess &&
+              cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) ==
+                  cudaSuccess &&
+              major == 9 && minor == 0;
+    if (ok) {
+      ok = cudaMemcpyFromSymbol(&compiled, g_wgmma_compiled, sizeof(int)) == cudaSuccess &&
+           compiled == 1;
+      if (!ok) (void)cudaGetLastError();
+    }
+    v = ok ? 2 : 1;
+    known[dev].store(v, std::memory_order_relaxed);
+  }
+  return v == 2;
+}
+
+/// Development switch, environment variable KOKKOSSKETCH_SHGEMM_WGMMA: 0 keeps the mma.sync
+/// kernel; 1 (default) the wgmma kernel, software-pipelined for an m-major A only; 2 never
+/// pipelined; 3 always pipelined.
+int wgmma_mode() {
+  const char* e = std::getenv("KOKKOSSKETCH_SHGEMM_WGMMA");
+  if (e == nullptr || e[0] < '0' || e[0] > '3') return 1;
+  return e[0] - '0';
 }
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
@@ -759,6 +1154,18 @@ cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
     }
     e = cudaGetLastError();
     if (e != cudaSuccess) return e;
+    if (!p.fused && p.b_kmajor) {
+      const int mode = wgmma_mode();
+      if (mode != 0 && wgmma_available()) {
+        // Software pipelining pays for an m-major A (scalar fragment loads), not a k-major one.
+        const bool pipe = mode == 1 ? !p.a_kmajor : mode == 3;
+        if (pipe)
+          return p.a_kmajor ? launch_wgmma<true, 1, true>(prm, stream)
+                            : launch_wgmma<false, 1, true>(prm, stream);
+        return p.a_kmajor ? launch_wgmma<true, 1, false>(prm, stream)
+                          : launch_wgmma<false, 1, false>(prm, stream);
+      }
+    }
     return p.a_kmajor ? launch_b<Variant::fp16, true>(p, prm, stream)
                       : launch_b<Variant::fp16, false>(p, prm, stream);
   }

@@ -58,6 +58,10 @@ std::size_t workspace_bytes(const Problem& p);
 /// Enqueues the product on `stream`. `workspace` holds workspace_bytes(p) bytes of device
 /// memory, used until the work completes. Returns the first CUDA error met (launch errors
 /// only: the kernels run asynchronously). Requires a device of compute capability >= 8.0.
+/// On compute capability 9.0, when the library carries sm_90a code, the FP16 variant with B
+/// read k-major from memory runs the Hopper (wgmma) kernel; the environment variable
+/// KOKKOSSKETCH_SHGEMM_WGMMA=0 keeps the mma.sync kernel (development switch). The first call
+/// on a device reads one device variable synchronously to make that choice.
 cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream);
 
 }  // namespace CudaShgemm
