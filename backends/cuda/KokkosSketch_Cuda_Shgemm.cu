@@ -183,27 +183,32 @@ __device__ __forceinline__ int swz128(int row, int col) {
   return row * 128 + ((((col >> 3) ^ (row & 7)) & 15) << 3) + (col & 7);
 }
 
+/// Issues the cp.async copy of chunk `c` (16 bytes, zero-filled past A's edges) of A's tile at
+/// (m0, k0) into `a32`; a tile has 2048 chunks.
+template <bool A_KMAJOR>
+__device__ __forceinline__ void load_a_chunk(const Params& p, float* a32, std::int64_t m0,
+                                             std::int64_t k0, int c) {
+  if constexpr (A_KMAJOR) {
+    const int row = c >> 4, kc = c & 15;
+    const std::int64_t gi = m0 + row, gk = k0 + 4 * kc;
+    const std::int64_t valid = gi < p.m ? imin(imax(p.k - gk, 0), 4) : 0;
+    const float* src = valid > 0 ? p.A + gi * p.lda + gk : p.A;
+    cp_async16(a32 + row * kLdA32K + 4 * kc, src, int(valid * 4));
+  } else {
+    const int krow = c >> 5, mc = c & 31;
+    const std::int64_t gk = k0 + krow, gi = m0 + 4 * mc;
+    const std::int64_t valid = gk < p.k ? imin(imax(p.m - gi, 0), 4) : 0;
+    const float* src = valid > 0 ? p.A + gk * p.lda + gi : p.A;
+    cp_async16(a32 + krow * kLdA32M + 4 * mc, src, int(valid * 4));
+  }
+}
+
 /// Issues the cp.async copies of A's tile `t` into `a32`.
 template <bool A_KMAJOR>
 __device__ __forceinline__ void load_a(const Params& p, float* a32, std::int64_t m0,
                                        std::int64_t k0, int tid) {
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int c = tid + kThreads * i;
-    if constexpr (A_KMAJOR) {
-      const int row = c >> 4, kc = c & 15;
-      const std::int64_t gi = m0 + row, gk = k0 + 4 * kc;
-      const std::int64_t valid = gi < p.m ? imin(imax(p.k - gk, 0), 4) : 0;
-      const float* src = valid > 0 ? p.A + gi * p.lda + gk : p.A;
-      cp_async16(a32 + row * kLdA32K + 4 * kc, src, int(valid * 4));
-    } else {
-      const int krow = c >> 5, mc = c & 31;
-      const std::int64_t gk = k0 + krow, gi = m0 + 4 * mc;
-      const std::int64_t valid = gk < p.k ? imin(imax(p.m - gi, 0), 4) : 0;
-      const float* src = valid > 0 ? p.A + gk * p.lda + gi : p.A;
-      cp_async16(a32 + krow * kLdA32M + 4 * mc, src, int(valid * 4));
-    }
-  }
+  for (int i = 0; i < 8; ++i) load_a_chunk<A_KMAJOR>(p, a32, m0, k0, tid + kThreads * i);
 }
 
 /// Issues the cp.async copies of B's tile into `b16` ([n][k] or [k][n] layout).
@@ -775,22 +780,7 @@ __device__ __forceinline__ void wg_load(const Params& p, float* a32, __half* b16
     }
   } else {
 #pragma unroll 4
-    for (int i = 0; i < 16; ++i) {
-      const int c = tid + 128 * i;
-      if constexpr (A_KMAJOR) {
-        const int row = c >> 4, kc = c & 15;
-        const std::int64_t gi = m0 + row, gk = k0 + 4 * kc;
-        const std::int64_t valid = gi < p.m ? imin(imax(p.k - gk, 0), 4) : 0;
-        const float* src = valid > 0 ? p.A + gi * p.lda + gk : p.A;
-        cp_async16(a32 + row * kLdA32K + 4 * kc, src, int(valid * 4));
-      } else {
-        const int krow = c >> 5, mc = c & 31;
-        const std::int64_t gk = k0 + krow, gi = m0 + 4 * mc;
-        const std::int64_t valid = gk < p.k ? imin(imax(p.m - gi, 0), 4) : 0;
-        const float* src = valid > 0 ? p.A + gk * p.lda + gi : p.A;
-        cp_async16(a32 + krow * kLdA32M + 4 * mc, src, int(valid * 4));
-      }
-    }
+    for (int i = 0; i < 16; ++i) load_a_chunk<A_KMAJOR>(p, a32, m0, k0, tid + 128 * i);
   }
   if (b_full) {
     const std::uint16_t* src = b_base + k0;
