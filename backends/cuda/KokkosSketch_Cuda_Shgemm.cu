@@ -183,6 +183,28 @@ __device__ __forceinline__ int swz128(int row, int col) {
   return row * 128 + ((((col >> 3) ^ (row & 7)) & 15) << 3) + (col & 7);
 }
 
+/// The output tile, K split and k-tile range of this CTA.
+struct CtaTile {
+  int split;             ///< index of the K split
+  std::int64_t m0, n0;   ///< first row and column of the tile
+  int tb, T;             ///< k-tiles [tb, tb + T) of the ceil(k / 64)
+};
+
+/// Grouped rasterization (consecutive CTAs share row blocks of A), then the K split.
+__device__ __forceinline__ CtaTile cta_tile(const Params& p) {
+  const std::int64_t tiles = p.tiles_m * p.tiles_n;
+  const int split = int(std::int64_t(blockIdx.x) / tiles);
+  const std::int64_t bid = std::int64_t(blockIdx.x) % tiles;
+  const std::int64_t per_group = kGroupM * p.tiles_n;
+  const std::int64_t first_m = (bid / per_group) * kGroupM;
+  const std::int64_t gm = imin(p.tiles_m - first_m, kGroupM);
+  const std::int64_t bm = first_m + (bid % per_group) % gm, bn = (bid % per_group) / gm;
+  const int T_all = int((p.k + kBK - 1) / kBK);
+  const int tb = split * p.tiles_per_split;
+  return CtaTile{split, bm * kBM, bn * kBN, tb,
+                 int(imin(imax(T_all - tb, 0), p.tiles_per_split))};
+}
+
 /// Issues the cp.async copy of chunk `c` (16 bytes, zero-filled past A's edges) of A's tile at
 /// (m0, k0) into `a32`; a tile has 2048 chunks.
 template <bool A_KMAJOR>
@@ -344,19 +366,9 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / kWarpsN, wn = warp % kWarpsN;
 
-  // Grouped rasterization: consecutive CTAs share row blocks of A.
-  const std::int64_t tiles = p.tiles_m * p.tiles_n;
-  const int split = int(std::int64_t(blockIdx.x) / tiles);
-  const std::int64_t bid = std::int64_t(blockIdx.x) % tiles;
-  const std::int64_t per_group = kGroupM * p.tiles_n;
-  const std::int64_t first_m = (bid / per_group) * kGroupM;
-  const std::int64_t gm = imin(p.tiles_m - first_m, kGroupM);
-  const std::int64_t bm = first_m + (bid % per_group) % gm, bn = (bid % per_group) / gm;
-  const std::int64_t m0 = bm * kBM, n0 = bn * kBN;
-  // This CTA's k-tiles: [tb, tb + T) of the ceil(k / 64) tiles (its K split).
-  const int T_all = int((p.k + kBK - 1) / kBK);
-  const int tb = split * p.tiles_per_split;
-  const int T = int(imin(imax(T_all - tb, 0), p.tiles_per_split));
+  const CtaTile ct = cta_tile(p);
+  const int split = ct.split, tb = ct.tb, T = ct.T;
+  const std::int64_t m0 = ct.m0, n0 = ct.n0;
 
   // Prologue: tiles 0 and 1 in flight, row scales.
   const bool a_rows_full = m0 + kBM <= p.m, b_cols_full = n0 + kBN <= p.n;
@@ -820,17 +832,9 @@ __global__ void __launch_bounds__(kHThreads, 1) shgemm_wgmma_kernel(const Params
   std::uint64_t* empty = full + kHStages;
 
   const int tid = threadIdx.x;
-  const std::int64_t tiles = p.tiles_m * p.tiles_n;
-  const int split = int(std::int64_t(blockIdx.x) / tiles);
-  const std::int64_t bid = std::int64_t(blockIdx.x) % tiles;
-  const std::int64_t per_group = kGroupM * p.tiles_n;
-  const std::int64_t first_m = (bid / per_group) * kGroupM;
-  const std::int64_t gm = imin(p.tiles_m - first_m, kGroupM);
-  const std::int64_t bm = first_m + (bid % per_group) % gm, bn = (bid % per_group) / gm;
-  const std::int64_t m0 = bm * kBM, n0 = bn * kBN;
-  const int T_all = int((p.k + kBK - 1) / kBK);
-  const int tb = split * p.tiles_per_split;
-  const int T = int(imin(imax(T_all - tb, 0), p.tiles_per_split));
+  const CtaTile ct = cta_tile(p);
+  const int split = ct.split, tb = ct.tb, T = ct.T;
+  const std::int64_t m0 = ct.m0, n0 = ct.n0;
 
   if (tid == 0) {
     for (int s = 0; s < kHStages; ++s) {
