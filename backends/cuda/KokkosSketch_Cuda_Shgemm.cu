@@ -34,7 +34,8 @@
 /// FP16 variant with B read from memory k-major (either layout of A) runs
 /// shgemm_wgmma_kernel instead: warp-specialized (a cp.async producer warpgroup, two consumer
 /// warpgroups of 64 x 128), A split in registers, `wgmma.m64n128k16` with B from shared memory.
-/// Same splitting, same chains (one k-tile) and flushes, same tiles and K splits; see the
+/// Same split, chains (one k-tile), tiles and K splits, but the power of two sigma is chosen
+/// per row and k-tile from the tile itself (no pass over A for row maxima); see the
 /// comment above that kernel and DevNotes_Shgemm.md.
 #include <KokkosSketch_Cuda_ShgemmKernels.hpp>
 
@@ -81,6 +82,7 @@ enum BMode { b_kmajor = 0, b_nmajor = 1, b_fused = 2 };
 struct Params {
   const float* A;
   std::int64_t lda;
+  std::int64_t a_seg, a_seg_stride;  // k-major A in segments (see Problem); a_seg = 0: none
   const std::uint16_t* B;
   std::int64_t ldb;
   float* C;
@@ -101,6 +103,12 @@ __host__ __device__ __forceinline__ std::int64_t imin(std::int64_t a, std::int64
 }
 __host__ __device__ __forceinline__ std::int64_t imax(std::int64_t a, std::int64_t b) {
   return a > b ? a : b;
+}
+/// Offset of column l in a row of a k-major A: l, or with segments
+/// (l / a_seg) a_seg_stride + l % a_seg. Segments hold whole k-tiles and 16-byte chunks.
+__host__ __device__ __forceinline__ std::int64_t a_col(std::int64_t l, std::int64_t seg,
+                                                       std::int64_t seg_stride) {
+  return seg > 0 ? (l / seg) * seg_stride + l % seg : l;
 }
 
 std::size_t smem_bytes(Variant v) {
@@ -214,7 +222,7 @@ __device__ __forceinline__ void load_a_chunk(const Params& p, float* a32, std::i
     const int row = c >> 4, kc = c & 15;
     const std::int64_t gi = m0 + row, gk = k0 + 4 * kc;
     const std::int64_t valid = gi < p.m ? imin(imax(p.k - gk, 0), 4) : 0;
-    const float* src = valid > 0 ? p.A + gi * p.lda + gk : p.A;
+    const float* src = valid > 0 ? p.A + gi * p.lda + a_col(gk, p.a_seg, p.a_seg_stride) : p.A;
     cp_async16(a32 + row * kLdA32K + 4 * kc, src, int(valid * 4));
   } else {
     const int krow = c >> 5, mc = c & 31;
@@ -262,7 +270,7 @@ template <bool A_KMAJOR>
 __device__ __forceinline__ void load_a_full(const Params& p, float* a32, const float* a_base,
                                             std::int64_t k0, int tid) {
   if constexpr (A_KMAJOR) {
-    const float* src = a_base + k0;
+    const float* src = a_base + a_col(k0, p.a_seg, p.a_seg_stride);
     float* dst = a32 + (tid >> 4) * kLdA32K + 4 * (tid & 15);
 #pragma unroll
     for (int i = 0; i < 8; ++i) cp_async16(dst + i * 16 * kLdA32K, src + i * 16 * p.lda, 16);
@@ -628,13 +636,14 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
 
 /// Row maxima of |A| for a k-major A (A(i, l) = A[i * lda + l]): blocks over (row, slice of
 /// `slice` columns), combined by an integer atomicMax.
-__global__ void rowmax_kmajor(const float* A, std::int64_t lda, std::int64_t m,
-                              std::int64_t k, std::int64_t slice, unsigned* rowmax) {
+__global__ void rowmax_kmajor(const float* A, std::int64_t lda, std::int64_t seg,
+                              std::int64_t seg_stride, std::int64_t k, std::int64_t slice,
+                              unsigned* rowmax) {
   const std::int64_t i = blockIdx.x;
   const std::int64_t l0 = std::int64_t(blockIdx.y) * slice, l1 = imin(l0 + slice, k);
   float mx = 0.0f;
   for (std::int64_t l = l0 + threadIdx.x; l < l1; l += blockDim.x)
-    mx = fmaxf(mx, fabsf(A[i * lda + l]));
+    mx = fmaxf(mx, fabsf(A[i * lda + a_col(l, seg, seg_stride)]));
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
   __shared__ float part[32];
@@ -680,11 +689,13 @@ __global__ void shgemm_reduce(const float* P, int ksplit, std::int64_t m, std::i
 // tile with cp.async into four shared-memory stages (full/empty mbarriers; the copies arrive on
 // the full barrier through cp.async.mbarrier.arrive.noinc), warpgroups 1 and 2 each own 64 rows
 // x 128 columns. A consumer thread reads its wgmma A fragment (the mma.m16n8k16 fragment of its
-// warp's 16 rows) from the FP32 tile, scales it by the row's power of two and splits it into
-// FP16 hi and lo in registers; per k16 step two wgmma.m64n128k16 (A from registers, B from the
-// 128-byte-swizzled k-major tile through a descriptor) accumulate into one Tensor Core
-// accumulator. After every FLUSH k-tiles (chains of 8 FLUSH wgmma) the accumulator is added to
-// the FP32 register accumulator (round to nearest) and the next chain starts with scale-d = 0.
+// warp's 16 rows) from the FP32 tile, scales each row by the power of two that puts the row's
+// largest magnitude within this k-tile in [2^14, 2^15) (a max over the quad of lanes holding
+// the row: no first pass over A for row maxima) and splits it into FP16 hi and lo in
+// registers; per k16 step two wgmma.m64n128k16 (A from registers, B from the 128-byte-swizzled
+// k-major tile through a descriptor) accumulate into one Tensor Core accumulator. After every
+// k-tile (a chain of 8 wgmma) the accumulator times 1 / sigma is added to the FP32 register
+// accumulator (one fma, round to nearest) and the next chain starts with scale-d = 0.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define KOKKOSSKETCH_SHGEMM_WGMMA 1
 #else
@@ -780,7 +791,7 @@ __device__ __forceinline__ void wg_load(const Params& p, float* a32, __half* b16
                                         bool a_full, bool b_full, int tid) {
   if (a_full) {
     if constexpr (A_KMAJOR) {
-      const float* src = a_base + k0;
+      const float* src = a_base + a_col(k0, p.a_seg, p.a_seg_stride);
       float* dst = a32 + (tid >> 4) * kLdA32K + 4 * (tid & 15);
 #pragma unroll
       for (int i = 0; i < 16; ++i) cp_async16(dst + i * 8 * kLdA32K, src + i * 8 * p.lda, 16);
@@ -821,7 +832,7 @@ __device__ __forceinline__ void split2(float x0, float x1, unsigned& hi, unsigne
 }
 #endif  // KOKKOSSKETCH_SHGEMM_WGMMA
 
-template <bool A_KMAJOR, int FLUSH, bool PIPE>
+template <bool A_KMAJOR, bool PIPE>
 __global__ void __launch_bounds__(kHThreads, 1) shgemm_wgmma_kernel(const Params p) {
 #if KOKKOSSKETCH_SHGEMM_WGMMA
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -865,112 +876,135 @@ __global__ void __launch_bounds__(kHThreads, 1) shgemm_wgmma_kernel(const Params
     const int ct = tid - 128, c = ct >> 7, w = (ct >> 5) & 3, lane = tid & 31;
     const int g = lane >> 2, tq = lane & 3;
     const int rl0 = 64 * c + 16 * w + g, rl1 = rl0 + 8;
-    float sg0 = 1.0f, inv0 = 1.0f, sg1 = 1.0f, inv1 = 1.0f;
-    if (m0 + rl0 < p.m) row_scale(p.rowmax[m0 + rl0], sg0, inv0);
-    if (m0 + rl1 < p.m) row_scale(p.rowmax[m0 + rl1], sg1, inv1);
     float acc[64], outer[64];
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = outer[e] = 0.0f;
     const std::uint32_t b_addr = smem_u32(s_b);
 
-    // Waits for k-tile t and builds its hi/lo fragments (4 k16 steps) in registers.
-    auto prep = [&](unsigned (&ah)[4][4], unsigned (&al)[4][4], int t) {
+    // Waits for k-tile t and builds its hi/lo fragments (4 k16 steps) in registers: the
+    // thread's 16 values of rows rl0 and rl1, scaled by the power of two sigma that puts the
+    // row's largest magnitude in this k-tile (a max over the 4 lanes of the quad) in
+    // [2^14, 2^15); inv[h] = 1 / sigma of row rl0 + 8 h, applied when the tile is flushed.
+    auto prep = [&](unsigned (&ah)[4][4], unsigned (&al)[4][4], float (&inv)[2], int t) {
       const int s = t % kHStages;
       mbar_wait(full + s, (t / kHStages) & 1);
       fence_proxy_async();  // cp.async (generic proxy) wrote B; wgmma reads it (async proxy)
       const float* a32 = s_a + s * kA32Floats;
+      // x[ks]: (r0, kk), (r0, kk+1), (r1, kk), (r1, kk+1), then the same at kk + 8
+      float x[4][8];
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks) {
         const int kk = 16 * ks + 2 * tq;
-        float x[8];  // (r0, kk), (r0, kk+1), (r1, kk), (r1, kk+1), then the same at kk + 8
         if constexpr (A_KMAJOR) {
           const float2 u0 = *reinterpret_cast<const float2*>(a32 + rl0 * kLdA32K + kk);
           const float2 u1 = *reinterpret_cast<const float2*>(a32 + rl1 * kLdA32K + kk);
           const float2 u2 = *reinterpret_cast<const float2*>(a32 + rl0 * kLdA32K + kk + 8);
           const float2 u3 = *reinterpret_cast<const float2*>(a32 + rl1 * kLdA32K + kk + 8);
-          x[0] = u0.x;
-          x[1] = u0.y;
-          x[2] = u1.x;
-          x[3] = u1.y;
-          x[4] = u2.x;
-          x[5] = u2.y;
-          x[6] = u3.x;
-          x[7] = u3.y;
+          x[ks][0] = u0.x;
+          x[ks][1] = u0.y;
+          x[ks][2] = u1.x;
+          x[ks][3] = u1.y;
+          x[ks][4] = u2.x;
+          x[ks][5] = u2.y;
+          x[ks][6] = u3.x;
+          x[ks][7] = u3.y;
         } else {
-          x[0] = a32[kk * kLdA32M + rl0];
-          x[1] = a32[(kk + 1) * kLdA32M + rl0];
-          x[2] = a32[kk * kLdA32M + rl1];
-          x[3] = a32[(kk + 1) * kLdA32M + rl1];
-          x[4] = a32[(kk + 8) * kLdA32M + rl0];
-          x[5] = a32[(kk + 9) * kLdA32M + rl0];
-          x[6] = a32[(kk + 8) * kLdA32M + rl1];
-          x[7] = a32[(kk + 9) * kLdA32M + rl1];
+          x[ks][0] = a32[kk * kLdA32M + rl0];
+          x[ks][1] = a32[(kk + 1) * kLdA32M + rl0];
+          x[ks][2] = a32[kk * kLdA32M + rl1];
+          x[ks][3] = a32[(kk + 1) * kLdA32M + rl1];
+          x[ks][4] = a32[(kk + 8) * kLdA32M + rl0];
+          x[ks][5] = a32[(kk + 9) * kLdA32M + rl0];
+          x[ks][6] = a32[(kk + 8) * kLdA32M + rl1];
+          x[ks][7] = a32[(kk + 9) * kLdA32M + rl1];
         }
-        split2(x[0] * sg0, x[1] * sg0, ah[ks][0], al[ks][0]);
-        split2(x[2] * sg1, x[3] * sg1, ah[ks][1], al[ks][1]);
-        split2(x[4] * sg0, x[5] * sg0, ah[ks][2], al[ks][2]);
-        split2(x[6] * sg1, x[7] * sg1, ah[ks][3], al[ks][3]);
+      }
+      // Magnitudes compare as unsigned integers (NaN above +inf: sigma = 1).
+      unsigned mx0 = 0u, mx1 = 0u;
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const unsigned b = __float_as_uint(x[ks][e]) & 0x7FFFFFFFu;
+          if (e & 2)
+            mx1 = b > mx1 ? b : mx1;
+          else
+            mx0 = b > mx0 ? b : mx0;
+        }
+      }
+#pragma unroll
+      for (int o = 1; o <= 2; o <<= 1) {
+        mx0 = max(mx0, __shfl_xor_sync(0xFFFFFFFFu, mx0, o));
+        mx1 = max(mx1, __shfl_xor_sync(0xFFFFFFFFu, mx1, o));
+      }
+      float sg0, sg1;
+      row_scale(mx0, sg0, inv[0]);
+      row_scale(mx1, sg1, inv[1]);
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+        split2(x[ks][0] * sg0, x[ks][1] * sg0, ah[ks][0], al[ks][0]);
+        split2(x[ks][2] * sg1, x[ks][3] * sg1, ah[ks][1], al[ks][1]);
+        split2(x[ks][4] * sg0, x[ks][5] * sg0, ah[ks][2], al[ks][2]);
+        split2(x[ks][6] * sg1, x[ks][7] * sg1, ah[ks][3], al[ks][3]);
       }
     };
     // Issues k-tile t's 8 wgmma (hi and lo per k16 step) as one group.
     auto issue = [&](const unsigned (&ah)[4][4], const unsigned (&al)[4][4], int t) {
       const int s = t % kHStages;
-      const bool chain_start = (t % FLUSH) == 0;
 #pragma unroll
       for (int e = 0; e < 64; ++e) fence_operand(acc[e]);
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks) {
         const std::uint64_t desc = smem_desc_sw128(b_addr + s * kHBBytes + 32 * ks);
-        wgmma_m64n128k16_rs(acc, ah[ks], desc, (ks > 0 || !chain_start) ? 1 : 0);
+        wgmma_m64n128k16_rs(acc, ah[ks], desc, ks > 0 ? 1 : 0);
         wgmma_m64n128k16_rs(acc, al[ks], desc, 1);
       }
       wgmma_commit();
     };
-    // Waits for k-tile t's group, frees its stage, flushes at the end of a chain.
-    auto finish = [&](int t) {
+    // Waits for k-tile t's group, frees its stage and adds the chain's sum, unscaled, to the
+    // FP32 accumulator: acc[4 j + 2 h + v] is (row rl0 + 8 h, column 8 j + 2 tq + v).
+    auto finish = [&](const float (&inv)[2], int t) {
       wgmma_wait0();
 #pragma unroll
       for (int e = 0; e < 64; ++e) fence_operand(acc[e]);
       __syncwarp();
       if (lane == 0) mbar_arrive(empty + t % kHStages);
-      if ((t + 1) % FLUSH == 0 || t + 1 == T) {
 #pragma unroll
-        for (int e = 0; e < 64; ++e) outer[e] += acc[e];
-      }
+      for (int e = 0; e < 64; ++e) outer[e] = fmaf(acc[e], inv[(e >> 1) & 1], outer[e]);
     };
 
     unsigned fa_h[4][4], fa_l[4][4], fb_h[4][4], fb_l[4][4];
+    float fa_inv[2], fb_inv[2];
     if constexpr (PIPE) {
       // Tile t + 1's fragments are built while tile t's wgmma run.
-      if (T > 0) prep(fa_h, fa_l, 0);
+      if (T > 0) prep(fa_h, fa_l, fa_inv, 0);
       for (int t = 0; t < T; t += 2) {
         issue(fa_h, fa_l, t);
-        if (t + 1 < T) prep(fb_h, fb_l, t + 1);
-        finish(t);
+        if (t + 1 < T) prep(fb_h, fb_l, fb_inv, t + 1);
+        finish(fa_inv, t);
         if (t + 1 >= T) break;
         issue(fb_h, fb_l, t + 1);
-        if (t + 2 < T) prep(fa_h, fa_l, t + 2);
-        finish(t + 1);
+        if (t + 2 < T) prep(fa_h, fa_l, fa_inv, t + 2);
+        finish(fb_inv, t + 1);
       }
     } else {
       for (int t = 0; t < T; ++t) {
-        prep(fa_h, fa_l, t);
+        prep(fa_h, fa_l, fa_inv, t);
         issue(fa_h, fa_l, t);
-        finish(t);
+        finish(fa_inv, t);
       }
     }
 
-    // Epilogue: C = outer / sigma. outer[4 j + 2 h + v] is (row rl0 + 8 h, column 8 j + 2 tq + v).
+    // Epilogue: C = outer (already unscaled).
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const std::int64_t i = m0 + (h ? rl1 : rl0);
       if (i >= p.m) continue;
-      const float inv = h ? inv1 : inv0;
 #pragma unroll
       for (int j = 0; j < 16; ++j) {
         const std::int64_t col = n0 + 8 * j + 2 * tq;
-        const float v0 = outer[4 * j + 2 * h] * inv, v1 = outer[4 * j + 2 * h + 1] * inv;
+        const float v0 = outer[4 * j + 2 * h], v1 = outer[4 * j + 2 * h + 1];
         if (p.ksplit > 1) {
           float* row = p.P + (std::int64_t(split) * p.m + i) * p.n;
           if (col < p.n) row[col] = v0;
@@ -994,12 +1028,12 @@ int sm_count() {
 }
 
 /// K splits: enough CTAs for two per SM when the output alone gives fewer, at least four
-/// k-tiles per split, at most 64 splits.
+/// k-tiles per split, at most 512 splits (partials of at most 512 m n floats).
 void plan_splits(const Problem& p, int& ksplit, int& tiles_per_split) {
   const std::int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN);
   const int T = int((p.k + kBK - 1) / kBK);
   std::int64_t want = (2 * std::int64_t(sm_count()) + tiles - 1) / tiles;
-  want = imin(imin(want, 64), imax(T / 4, 1));
+  want = imin(imin(want, 512), imax(T / 4, 1));
   ksplit = int(imax(want, 1));
   tiles_per_split = (T + ksplit - 1) / ksplit;
   ksplit = (T + tiles_per_split - 1) / tiles_per_split;
@@ -1029,13 +1063,13 @@ cudaError_t launch_b(const Problem& p, const Params& prm, cudaStream_t stream) {
                     : launch_main<V, AK, b_nmajor>(prm, stream);
 }
 
-template <bool AK, int FLUSH, bool PIPE>
+template <bool AK, bool PIPE>
 cudaError_t launch_wgmma(const Params& prm, cudaStream_t stream) {
-  cudaError_t e = cudaFuncSetAttribute(shgemm_wgmma_kernel<AK, FLUSH, PIPE>,
+  cudaError_t e = cudaFuncSetAttribute(shgemm_wgmma_kernel<AK, PIPE>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(kHSmem));
   if (e != cudaSuccess) return e;
   const std::int64_t blocks = prm.tiles_m * prm.tiles_n * prm.ksplit;
-  shgemm_wgmma_kernel<AK, FLUSH, PIPE><<<dim3(unsigned(blocks)), kHThreads, kHSmem, stream>>>(prm);
+  shgemm_wgmma_kernel<AK, PIPE><<<dim3(unsigned(blocks)), kHThreads, kHSmem, stream>>>(prm);
   e = cudaGetLastError();
   if (e != cudaSuccess || prm.ksplit == 1) return e;
   const std::int64_t mn = prm.m * prm.n;
@@ -1084,7 +1118,13 @@ bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) 
 }  // namespace
 
 bool operands_aligned(const Problem& p) {
-  if (!aligned16(p.A) || p.lda % 4 != 0 || p.lda < (p.a_kmajor ? p.k : p.m)) return false;
+  if (!aligned16(p.A) || p.lda % 4 != 0) return false;
+  if (p.a_seg > 0) {
+    if (!p.a_kmajor || p.a_seg % kBK != 0 || p.a_seg_stride % 4 != 0 || p.lda < p.a_seg)
+      return false;
+  } else if (p.lda < (p.a_kmajor ? p.k : p.m)) {
+    return false;
+  }
   if (!p.fused && (!aligned16(p.B) || p.ldb % 8 != 0 || p.ldb < (p.b_kmajor ? p.k : p.n)))
     return false;
   return true;
@@ -1104,6 +1144,8 @@ cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
   Params prm{};
   prm.A = p.A;
   prm.lda = p.lda;
+  prm.a_seg = p.a_kmajor ? p.a_seg : 0;
+  prm.a_seg_stride = p.a_seg_stride;
   prm.B = p.B;
   prm.ldb = p.ldb;
   prm.C = p.C;
@@ -1129,6 +1171,19 @@ cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
     return cudaErrorInvalidValue;
 
   if (p.variant == Variant::fp16) {
+    if (!p.fused && p.b_kmajor) {
+      const int mode = wgmma_mode();
+      if (mode != 0 && wgmma_available()) {
+        // Scales per row and k-tile itself: no row maxima. Software pipelining pays for an
+        // m-major A (scalar fragment loads), not a k-major one.
+        const bool pipe = mode == 1 ? !p.a_kmajor : mode == 3;
+        if (pipe)
+          return p.a_kmajor ? launch_wgmma<true, true>(prm, stream)
+                            : launch_wgmma<false, true>(prm, stream);
+        return p.a_kmajor ? launch_wgmma<true, false>(prm, stream)
+                          : launch_wgmma<false, false>(prm, stream);
+      }
+    }
     unsigned* rowmax = static_cast<unsigned*>(workspace);
     cudaError_t e = cudaSuccess;
     e = cudaMemsetAsync(rowmax, 0, std::size_t(p.m) * sizeof(unsigned), stream);
@@ -1137,8 +1192,8 @@ cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
       const std::int64_t slice = imax(8192, (p.k + 65534) / 65535);
       const std::int64_t gy = (p.k + slice - 1) / slice;
       if (p.m >= (std::int64_t(1) << 31)) return cudaErrorInvalidValue;
-      rowmax_kmajor<<<dim3(unsigned(p.m), unsigned(gy)), 256, 0, stream>>>(p.A, p.lda, p.m,
-                                                                           p.k, slice, rowmax);
+      rowmax_kmajor<<<dim3(unsigned(p.m), unsigned(gy)), 256, 0, stream>>>(
+          p.A, p.lda, p.a_seg, p.a_seg_stride, p.k, slice, rowmax);
     } else {
       const std::int64_t slice = imax(64, (p.k + 65534) / 65535);
       const std::int64_t gy = (p.k + slice - 1) / slice;
@@ -1148,18 +1203,6 @@ cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
     }
     e = cudaGetLastError();
     if (e != cudaSuccess) return e;
-    if (!p.fused && p.b_kmajor) {
-      const int mode = wgmma_mode();
-      if (mode != 0 && wgmma_available()) {
-        // Software pipelining pays for an m-major A (scalar fragment loads), not a k-major one.
-        const bool pipe = mode == 1 ? !p.a_kmajor : mode == 3;
-        if (pipe)
-          return p.a_kmajor ? launch_wgmma<true, 1, true>(prm, stream)
-                            : launch_wgmma<false, 1, true>(prm, stream);
-        return p.a_kmajor ? launch_wgmma<true, 1, false>(prm, stream)
-                          : launch_wgmma<false, 1, false>(prm, stream);
-      }
-    }
     return p.a_kmajor ? launch_b<Variant::fp16, true>(p, prm, stream)
                       : launch_b<Variant::fp16, false>(p, prm, stream);
   }

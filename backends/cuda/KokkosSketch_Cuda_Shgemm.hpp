@@ -149,6 +149,46 @@ struct ShgemmApply<Kokkos::Cuda, AView, BSource, CView, void> {
   }
 };
 
+/// The middle-mode unfolding product on the Tensor Core kernels: op(A) is read k-major in
+/// segments (the transposed slabs X_s^T: row i at X + i P, segment s at X + s P I), when P is
+/// a multiple of the 64-column k-tile and the operands are 16-byte aligned; else false.
+template <>
+struct ShgemmUnfolded<Kokkos::Cuda, void> {
+  template <class BView, class CView>
+  static bool apply(const Kokkos::Cuda& space, const float* X, std::int64_t P, std::int64_t I,
+                    std::int64_t S, const BView& B, const CView& C, ShgemmVariant variant) {
+    using namespace CudaShgemm;
+    if (!device_has_tensor_cores(space.cuda_device()) || P % 64 != 0 || S < 1) return false;
+    if (std::int64_t(B.extent(0)) != P * S || B.stride_0() != 1 ||
+        std::int64_t(C.extent(0)) != I)
+      return false;
+    Problem p;
+    p.m = I;
+    p.k = P * S;
+    p.n = std::int64_t(C.extent(1));
+    p.variant = variant == ShgemmVariant::tf32 ? Variant::tf32 : Variant::fp16;
+    p.A = X;
+    p.a_kmajor = true;
+    p.lda = P;
+    p.a_seg = P;
+    p.a_seg_stride = P * I;
+    p.B = reinterpret_cast<const std::uint16_t*>(B.data());
+    p.b_kmajor = true;
+    p.ldb = std::int64_t(B.stride_1());
+    p.C = C.data();
+    p.c_s0 = std::int64_t(C.stride_0());
+    p.c_s1 = std::int64_t(C.stride_1());
+    if (p.m < 2 || p.n < 2 || !operands_aligned(p)) return false;
+    ScopedRegion region("shgemm[cuda-tc-unfolded]");
+    void* ws = WorkspaceCache<Kokkos::CudaSpace>::get(space.cuda_stream(), "shgemm[rowmax]",
+                                                      workspace_bytes(p) + 16);
+    const cudaError_t err = launch(p, ws, space.cuda_stream());
+    KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "shgemm", "CUDA kernel launch failed: ",
+                          cudaGetErrorString(err));
+    return true;
+  }
+};
+
 }  // namespace Impl
 }  // namespace KokkosSketch
 

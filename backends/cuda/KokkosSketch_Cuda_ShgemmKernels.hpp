@@ -25,7 +25,10 @@ enum class Variant {
   tf32   ///< A split into two TF32 parts, B converted exactly to TF32 (m16n8k8)
 };
 
-/// One product. A(i, l) = a_kmajor ? A[i * lda + l] : A[i + l * lda];
+/// One product. A(i, l) = a_kmajor ? A[i * lda + l] : A[i + l * lda]; a k-major A may come
+/// in segments of `a_seg` columns (a multiple of 64), `a_seg_stride` floats apart:
+/// A(i, l) = A[i * lda + (l / a_seg) a_seg_stride + l % a_seg] (a_seg = 0: no segments), e.g.
+/// the transposed slabs of a tensor's middle-mode unfolding, read without a permuting copy;
 /// B(l, j) = b_kmajor ? B[l + j * ldb] : B[l * ldb + j] (binary16 bits); C(i, j) =
 /// C[i * c_s0 + j * c_s1]. When `fused`, B is not read: B(l, j) is entry
 /// (b_row0 + l, b_col0 + j) of the FP16 Gaussian operator with Philox key `key` and base
@@ -35,6 +38,7 @@ struct Problem {
   const float* A = nullptr;
   std::int64_t lda = 0;
   bool a_kmajor = true;
+  std::int64_t a_seg = 0, a_seg_stride = 0;
   const std::uint16_t* B = nullptr;
   std::int64_t ldb = 0;
   bool b_kmajor = true;
@@ -52,7 +56,7 @@ struct Problem {
 /// copies other operands into an aligned buffer first.)
 bool operands_aligned(const Problem& p);
 
-/// Bytes of device workspace that launch() needs (the row maxima of A).
+/// Bytes of device workspace that launch() needs (row maxima of A, K-split partials).
 std::size_t workspace_bytes(const Problem& p);
 
 /// Enqueues the product on `stream`. `workspace` holds workspace_bytes(p) bytes of device

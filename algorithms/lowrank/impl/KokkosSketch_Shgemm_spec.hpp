@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Shgemm_spec.hpp
-/// \brief Dispatch of SHGEMM: the generic Kokkos kernel by default, specialized per backend by
-/// partial specialization on the execution space (backends/cuda/KokkosSketch_Cuda_Shgemm.hpp).
+/// \brief Dispatch of SHGEMM (and of its in-place middle-mode unfolding product): the generic
+/// Kokkos kernel by default, specialized per backend by partial specialization on the
+/// execution space (backends/cuda/KokkosSketch_Cuda_Shgemm.hpp).
 #ifndef KOKKOSSKETCH_SHGEMM_SPEC_HPP
 #define KOKKOSSKETCH_SHGEMM_SPEC_HPP
 
@@ -25,6 +26,22 @@ struct ShgemmApply {
   static void apply(const ExecSpace& space, const AView& A, const BSource& B, const CView& C,
                     ShgemmVariant variant) {
     ShgemmGeneric<ExecSpace, AView, BSource, CView>::apply(space, A, B, C, variant);
+  }
+};
+
+/// C (I x n) = A_(k) B for a middle-mode unfolding A_(k) of a contiguous column-major tensor X
+/// viewed as (P, I, S): C = sum_s X_s^T B_s with the slabs X_s = X(:, :, s) (P x I) and B_s
+/// the rows [s P, (s + 1) P) of B (P S x n, fp16, column-major, contiguous), i.e. the
+/// unfolding with columns p + P s, read in place without a permuting copy. Returns false when
+/// the backend has no such path for these operands (the caller then permutes X and calls
+/// shgemm); otherwise the product is enqueued on `space` (asynchronous). Generic backends:
+/// false.
+template <class ExecSpace, class Enable = void>
+struct ShgemmUnfolded {
+  template <class BView, class CView>
+  static bool apply(const ExecSpace&, const float*, std::int64_t, std::int64_t, std::int64_t,
+                    const BView&, const CView&, ShgemmVariant) {
+    return false;
   }
 };
 
