@@ -32,8 +32,8 @@ BASELINES = {"sparse_project": "cusparse_spmm", "shgemm_fp16": "sgemm", "shgemm_
              "shgemm_fused": "sgemm", "cublas_tf32": "sgemm",
              "rsvd_fast_shgemm_fp16": "rsvd_baseline", "rsvd_fast_sgemm": "rsvd_baseline",
              "rsvd_fast_shgemm_tf32": "rsvd_baseline", "rsvd_fast_shgemm_fused": "rsvd_baseline",
-             "rphosvd_shgemm_fp16": "rphosvd_sgemm", "rphosvd_shgemm_tf32": "rphosvd_sgemm",
-             "rphosvd_shgemm_fused": "rphosvd_sgemm"}
+             "rphosvd_shgemm_fp16": "rphosvd_baseline", "rphosvd_shgemm_tf32": "rphosvd_baseline",
+             "rphosvd_shgemm_fused": "rphosvd_baseline", "rphosvd_sgemm": "rphosvd_baseline"}
 COPY = "copy_bandwidth"
 RATES = ("GB/s", "GB/s_Aonce", "GFLOP/s")
 # Context keys shown, in order (the first found of each tuple).

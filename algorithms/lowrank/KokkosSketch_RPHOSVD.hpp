@@ -20,9 +20,11 @@
 #include <Kokkos_Core.hpp>
 
 #include <array>
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -47,9 +49,36 @@ struct RPHOSVDOptions {
   /// (for breakdowns; adds a few synchronizations).
   bool time_steps = false;
   /// Count the non-finite entries of every W = A_(i) Omega_(i) and throw Error if there is
-  /// any (NaN/Inf in A, or overflow). Each check waits for the instance; the Householder QR
-  /// that follows waits anyway (LAPACK on the host, cuSOLVER's devInfo on CUDA).
+  /// any (NaN/Inf in A, or overflow). Each check waits for the instance; the QR that follows
+  /// waits anyway (LAPACK on the host, cuSOLVER's devInfo on CUDA).
   bool check_finite = true;
+  /// Orthonormalization of the W (QRMethod). Default: shifted CholeskyQR3 in FP64 (three
+  /// Cholesky passes, orthonormal to FP64 rounding for condition numbers up to about 1e15:
+  /// the W of a tensor whose multilinear rank is below J are numerically rank-deficient, which
+  /// CholeskyQR2 may not survive), falling back to Householder for a W whose factorization
+  /// fails (RPHOSVDStats::cholesky_fallbacks). `householder`: LAPACK / cuSOLVER geqrf + orgqr
+  /// (the seed's choice, and the baseline's).
+  QRMethod qr = QRMethod::shifted_cholesky_qr3;
+  /// With an SHGEMM projection (shgemm_fp16, shgemm_tf32; materialized or fused), run the
+  /// first and largest step of the core contraction, A x_k Q_k^T on the whole tensor, on
+  /// SHGEMM too: Q_k (FP32) is split into two FP16 matrices Q_hi = fp16(Q),
+  /// Q_lo = fp16(2^11 (Q - Q_hi)), one SHGEMM reads A once for [Q_hi | Q_lo] (2 J_k columns)
+  /// and the result is C_hi + 2^-11 C_lo: FP32-level accuracy (|Q_hi + 2^-11 Q_lo - Q| <=
+  /// 2^-22 |Q| + 2^-36). Applies when that step is on the first or last mode (no permuting
+  /// copy); the later steps, on a tensor J_k / I_k as large, stay FP32 GEMMs. false: every
+  /// step by FP32 GEMM.
+  bool shgemm_core = true;
+
+  /// \brief The seed paper's FP32 pipeline: projections by SGEMM, Householder QR, FP32 core
+  /// contraction (the baseline of the performance report).
+  /// \return the options
+  static RPHOSVDOptions baseline() {
+    RPHOSVDOptions o;
+    o.projection = ProjectionGemm::sgemm;
+    o.qr = QRMethod::householder;
+    o.shgemm_core = false;
+    return o;
+  }
 };
 
 /// \brief What the last RPHOSVD::compute() did (times with RPHOSVDOptions::time_steps).
@@ -62,6 +91,10 @@ struct RPHOSVDStats {
   double seconds_qr = 0;
   /// ... and in the core g = A x_1 Q_1^T ... x_N Q_N^T and the copies to the outputs.
   double seconds_core = 0;
+  /// Cholesky-based orthonormalizations (RPHOSVDOptions::qr) that fell back to Householder.
+  int cholesky_fallbacks = 0;
+  /// Whether the first core step ran on SHGEMM (RPHOSVDOptions::shgemm_core).
+  bool shgemm_core = false;
 };
 
 /// \brief Plan of the random-projection HOSVD of FP32 tensors of one shape (order 3 or 4):
@@ -73,17 +106,22 @@ struct RPHOSVDStats {
 /// compute() runs the seed paper's Algorithm 2: for i = 1..N,
 /// \f$W = A_{(i)} \Omega_{(i)}\f$ (\f$A_{(i)}\f$ the I_i x prod_{k != i} I_k mode-i unfolding,
 /// \f$\Omega_{(i)}\f$ a prod_{k != i} I_k x J_i FP16 Gaussian operator, HalfGaussianOp),
-/// \f$Q_i = \mathrm{qr}(W)\f$ (Householder: LAPACK / cuSOLVER geqrf + orgqr); then
+/// \f$Q_i = \mathrm{qr}(W)\f$ (RPHOSVDOptions::qr: shifted CholeskyQR3 in FP64 by default,
+/// Householder through LAPACK / cuSOLVER); then
 /// \f$g = A \times_1 Q_1^\top \times_2 \cdots \times_N Q_N^\top\f$ by one GEMM per mode, in the
-/// order that needs the fewest flops (contraction_order()).
+/// order that needs the fewest flops (contraction_order()); with an SHGEMM projection the
+/// first of them runs on SHGEMM with Q split in two FP16 parts (RPHOSVDOptions::shgemm_core).
 ///
 /// Unfoldings, for a column-major tensor (mode 1 fastest): \f$A_{(1)}\f$ is the column-major
 /// I_1 x (I_2 ... I_N) matrix of A's memory and \f$A_{(N)}\f$ the transpose of the
 /// column-major (I_1 ... I_{N-1}) x I_N matrix, both used in place; a middle mode is written
 /// by one permuting copy of A (a tiled transpose of each slab) into a plan-owned buffer of
 /// A's size, then multiplied by one GEMM; on host spaces, SGEMM projections and core steps of
-/// middle modes with slabs of >= 32 rows run as one GEMM per slab instead, without the copy
-/// (see docs/lowrank/rp_hosvd.md for the measurements behind the choice).
+/// middle modes with slabs of >= 32 rows run as one GEMM per slab instead, without the copy;
+/// on CUDA, SHGEMM projections of middle modes with P = I_1 ... I_{k-1} a multiple of 64 read
+/// the unfolding in place (the kernel reads the transposed slabs as segments of each row;
+/// Impl::ShgemmUnfolded), without the copy (see docs/lowrank/rp_hosvd.md for the measurements
+/// behind these choices).
 ///
 /// The plan is non-copyable; it owns the instance, the dense linear algebra plan (cuSOLVER /
 /// cuBLAS handles on CUDA) and every workspace, so compute() allocates nothing. All kernels run
@@ -107,6 +145,7 @@ class RPHOSVD {
   using mat_t = Impl::UMatrix<ExecSpace, float>;
   using buf_t = Kokkos::View<float*, memory_space>;
   using half_buf_t = Kokkos::View<fp16*, memory_space>;
+  using dbuf_t = Kokkos::View<double*, memory_space>;
   using half_mat_t = Kokkos::View<fp16**, Kokkos::LayoutLeft,
                                   Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -233,15 +272,19 @@ class RPHOSVD {
         KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of W = A_(", k + 1, ") Omega_(", k + 1,
                               ") are NaN or Inf: A holds NaN/Inf, or the projection overflowed");
       }
-      m_la.geqrf(W, m_tau);
-      m_la.orgqr(W, m_tau);
+      orthonormalize(W);
       m_stats.seconds_qr += timer.lap();
     }
     m_omega_ready = m_options.reuse_omega;
     std::array<mat_t, 4> M;
     for (int k = 0; k < order(); ++k) M[k] = factor(k);
-    Impl::mode_chain(m_la, a, m_dims, M, true, m_ranks, m_order, m_buf0.data(), m_buf1.data(),
-                     m_core.data(), Impl::ModeProductScratch<float>{m_perm.data(), m_tmp.data()});
+    const bool first_on_shgemm = core_on_shgemm();
+    if (first_on_shgemm) core_first_step_shgemm(a);
+    m_stats.shgemm_core = first_on_shgemm;
+    Impl::mode_chain(m_la, first_on_shgemm ? const_cast<const float*>(m_buf0.data()) : a, m_dims,
+                     M, true, m_ranks, m_order, m_buf0.data(), m_buf1.data(), m_core.data(),
+                     Impl::ModeProductScratch<float>{m_perm.data(), m_tmp.data()},
+                     first_on_shgemm ? 1 : 0);
     Impl::store_tensor(m_space, m_core.data(), g);
     {
       int k = 0;
@@ -310,6 +353,13 @@ class RPHOSVD {
                   s == 0 ? 0.0f : 1.0f, W);
       return;
     }
+    if (middle && !sgemm && m_proj != ProjectionGemm::shgemm_fused) {
+      // In place where the backend can (CUDA: segmented k-major reads of the slabs).
+      const half_mat_t Om(m_omega_h.data() + m_omega_offset[k], rows, J);
+      if (generate) Impl::materialize_half(m_space, omega, Om);
+      if (Impl::ShgemmUnfolded<ExecSpace>::apply(m_space, a, P, I, S, Om, W, shgemm_variant()))
+        return;
+    }
     const float* src = a;
     std::int64_t ur = I, uc = rows;
     const char* trans = "N";
@@ -336,18 +386,92 @@ class RPHOSVD {
     }
   }
 
+  ShgemmVariant shgemm_variant() const {
+    return m_proj == ProjectionGemm::shgemm_tf32 ? ShgemmVariant::tf32 : ShgemmVariant::fp16;
+  }
+
   template <class UView, class WView>
   void project_shgemm(int k, const HalfGaussianOp<fp16>& omega, const UView& U,
                       const WView& W) {
     ShgemmOptions so;
-    so.variant = m_proj == ProjectionGemm::shgemm_tf32 ? ShgemmVariant::tf32
-                                                                        : ShgemmVariant::fp16;
+    so.variant = shgemm_variant();
     if (m_proj == ProjectionGemm::shgemm_fused) {
       shgemm(m_space, U, omega, W, so);
     } else {
       const half_mat_t Om(m_omega_h.data() + m_omega_offset[k], omega.rows(), omega.cols());
       if (!m_omega_ready) Impl::materialize_half(m_space, omega, Om);
       shgemm(m_space, U, Om, W, so);
+    }
+  }
+
+  /// W <- Q with orthonormal columns spanning range(W) (RPHOSVDOptions::qr).
+  void orthonormalize(const mat_t& W) {
+    if (m_options.qr != QRMethod::householder) {
+      if (cholesky_qr(W)) return;
+      ++m_stats.cholesky_fallbacks;
+    }
+    m_la.geqrf(W, m_tau);
+    m_la.orgqr(W, m_tau);
+  }
+
+  /// CholeskyQR2 or shifted CholeskyQR3 in FP64 on a copy of W, written back on success;
+  /// false (W untouched) when a Cholesky factorization fails.
+  bool cholesky_qr(const mat_t& W) {
+    using dmat_t = Impl::UMatrix<ExecSpace, double>;
+    const std::int64_t rows = W.extent(0), k = W.extent(1);
+    Impl::CholQRWork<ExecSpace> w;
+    double* g = m_chol_g.data();
+    w.X = dmat_t(m_chol_x.data(), rows, k);
+    w.G = dmat_t(g, k, k);
+    w.R = dmat_t(g + k * k, k, k);
+    w.Rcur = dmat_t(g + 2 * k * k, k, k);
+    w.Rtmp = dmat_t(g + 3 * k * k, k, k);
+    w.d = Impl::RsvdVector<ExecSpace, double>(g + 4 * k * k, k);
+    Impl::rsvd_convert(m_space, W, w.X);
+    bool ok = true;
+    if (m_options.qr == QRMethod::shifted_cholesky_qr3)
+      ok = Impl::cholqr_pass(m_space, *m_lad, w, Impl::shifted_cholqr_factor(rows, k), false,
+                             true);
+    ok = ok && Impl::cholqr_pass(m_space, *m_lad, w, 0.0, false, true);
+    ok = ok && Impl::cholqr_pass(m_space, *m_lad, w, 0.0, false, false);
+    if (ok) Impl::rsvd_convert(m_space, w.X, W);
+    return ok;
+  }
+
+  /// Whether compute() runs the first core step on SHGEMM (RPHOSVDOptions::shgemm_core).
+  bool core_on_shgemm() const {
+    if (!m_options.shgemm_core || m_proj == ProjectionGemm::sgemm) return false;
+    const int k = m_order[0];
+    return m_dims.before(k) == 1 || m_dims.after(k) == 1;
+  }
+
+  /// The first core step Y = A x_k Q_k^T (k = contraction_order()[0], the first or last mode)
+  /// into m_buf0 on SHGEMM with the split factor: C = op(A_(k)) [Q_hi | Q_lo] into m_perm,
+  /// then Y = C_hi + 2^-11 C_lo.
+  void core_first_step_shgemm(const float* a) {
+    const int k = m_order[0];
+    const std::int64_t P = m_dims.before(k), I = m_dims.n[k], S = m_dims.after(k);
+    const std::int64_t J = m_ranks.n[k];
+    Impl::split_factor_fp16(m_space, factor(k).data(), I, J, m_qsplit.data());
+    const half_mat_t Qs(m_qsplit.data(), I, 2 * J);
+    ShgemmOptions so;
+    so.variant = shgemm_variant();
+    float* c = m_perm.data();
+    float* y = m_buf0.data();
+    if (P == 1) {
+      // Y (J x S) = Q^T A_(1): C (S x 2J, row-major) = A_(1)^T [Q_hi | Q_lo], A_(1)^T read
+      // k-major in place.
+      const strided_t At(const_cast<float*>(a), Kokkos::LayoutStride(S, I, I, 1));
+      const strided_t C(c, Kokkos::LayoutStride(S, 2 * J, 2 * J, 1));
+      shgemm(m_space, At, Qs, C, so);
+      Impl::combine_split(m_space, c, 2 * J, 1, S, J, y, J, 1);
+    } else {
+      // Y (P x J) = A_(N)^T Q: C (P x 2J, column-major) = X [Q_hi | Q_lo], X the column-major
+      // P x I matrix of A.
+      const mat_t X(const_cast<float*>(a), P, I);
+      const mat_t C(c, P, 2 * J);
+      shgemm(m_space, X, Qs, C, so);
+      Impl::combine_split(m_space, c, 1, P, P, J, y, 1, P);
     }
   }
 
@@ -411,6 +535,19 @@ class RPHOSVD {
                               !(m_proj == ProjectionGemm::sgemm && Impl::use_slabs<ExecSpace>(P)));
     }
     m_tau = alloc("tau", jmax);
+    if (m_options.qr != QRMethod::householder) {
+      std::int64_t xmax = 0;
+      for (int k = 0; k < N; ++k) xmax = std::max(xmax, m_dims.n[k] * m_ranks.n[k]);
+      auto dalloc = [&](const std::string& label, std::int64_t n) {
+        m_workspace_bytes += n * std::int64_t(sizeof(double));
+        return dbuf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
+                                         "KokkosSketch::RPHOSVD::" + label),
+                      n);
+      };
+      m_chol_x = dalloc("cholqr_X", xmax);
+      m_chol_g = dalloc("cholqr_G", 4 * jmax * jmax + jmax);
+      m_lad = std::make_unique<Impl::DenseLA<ExecSpace, double>>(m_space);
+    }
     if (m_options.reuse_omega) omega = omega_all;
     if (m_proj == ProjectionGemm::sgemm) {
       m_omega = alloc("Omega", omega);
@@ -421,7 +558,17 @@ class RPHOSVD {
       m_workspace_bytes += omega * std::int64_t(sizeof(fp16));
     }
     const Impl::ChainSizes cs = Impl::chain_sizes_for<ExecSpace>(m_dims, m_ranks, m_order);
-    m_perm = alloc("permuted", std::max(permuted ? m_dims.size() : 0, cs.perm_in));
+    std::int64_t split_out = 0;  // C = op(A_(k)) [Q_hi | Q_lo] of the first core step
+    if (core_on_shgemm()) {
+      const int k = m_order[0];
+      split_out = 2 * m_ranks.n[k] * (m_dims.size() / m_dims.n[k]);
+      m_qsplit = half_buf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
+                                               std::string("KokkosSketch::RPHOSVD::Q_split")),
+                            2 * m_dims.n[k] * m_ranks.n[k]);
+      m_workspace_bytes += 2 * m_dims.n[k] * m_ranks.n[k] * std::int64_t(sizeof(fp16));
+    }
+    m_perm = alloc("permuted",
+                   std::max({permuted ? m_dims.size() : 0, cs.perm_in, split_out}));
     m_tmp = alloc("core_permuted", cs.perm_out);
     m_buf0 = alloc("core_work0", cs.intermediate);
     m_buf1 = alloc("core_work1", cs.intermediate);
@@ -433,11 +580,13 @@ class RPHOSVD {
   ProjectionGemm m_proj = ProjectionGemm::sgemm;
   RPHOSVDStats m_stats;
   Impl::DenseLA<ExecSpace, float> m_la;
+  std::unique_ptr<Impl::DenseLA<ExecSpace, double>> m_lad;  ///< FP64 CholeskyQR
   Impl::TensorDims m_dims, m_ranks;
   std::array<int, 4> m_order{{0, 1, 2, 3}};
   std::array<buf_t, 4> m_W;
   buf_t m_tau, m_omega, m_perm, m_tmp, m_buf0, m_buf1, m_core;
-  half_buf_t m_omega_h;
+  half_buf_t m_omega_h, m_qsplit;
+  Kokkos::View<double*, memory_space> m_chol_x, m_chol_g;
   std::array<std::int64_t, 4> m_omega_offset{{0, 0, 0, 0}};
   bool m_omega_ready = false;
   std::int64_t m_workspace_bytes = 0;

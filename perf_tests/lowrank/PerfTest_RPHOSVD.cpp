@@ -2,14 +2,19 @@
 // Perf suite of RP-HOSVD (the seed's Algorithm 2), registered once per enabled execution
 // space, on Tucker test tensors of the seed's Algorithm 3 (generator ranks J, padding J / 8,
 // so the multilinear rank is 7J/8 and RP-HOSVD with ranks J recovers A to FP32 rounding):
-//   rphosvd_sgemm          the FP32 baseline: projections by SGEMM (host BLAS / cuBLAS) with
-//                          the FP16 Gaussian operator's exact FP32 values, materialized;
-//   rphosvd_shgemm_fp16    projections by SHGEMM on FP16 Tensor Cores, Omega materialized;
-//   rphosvd_shgemm_tf32    projections by SHGEMM on TF32 Tensor Cores, Omega materialized;
-//   rphosvd_shgemm_fused   projections by SHGEMM generating Omega inside the product;
-//   rphosvd_{sgemm,shgemm_fp16}_fresh_omega  the same with reuse_omega = false: the Omegas
-//                          are generated in every call (as a one-off decomposition pays).
-// All use the same Omegas, QR (LAPACK / cuSOLVER) and FP32 core contraction; the timed
+//   rphosvd_baseline       the FP32 baseline (RPHOSVDOptions::baseline(), the seed's
+//                          pipeline): projections by SGEMM (host BLAS / cuBLAS) with the FP16
+//                          Gaussian operator's exact FP32 values, materialized; Householder QR
+//                          (LAPACK / cuSOLVER); FP32 core contraction;
+//   rphosvd_sgemm          the default pipeline (shifted CholeskyQR3 in FP64) with SGEMM
+//                          projections and FP32 core;
+//   rphosvd_shgemm_fp16    the default pipeline: projections by SHGEMM on FP16 Tensor Cores,
+//                          Omega materialized, first core step on SHGEMM (split factor);
+//   rphosvd_shgemm_tf32    the same on TF32 Tensor Cores;
+//   rphosvd_shgemm_fused   the same generating Omega inside the product (FP16);
+//   rphosvd_{baseline,shgemm_fp16}_fresh_omega  the same with reuse_omega = false: the
+//                          Omegas are generated in every call (as a one-off decomposition pays).
+// All use the same Omegas; the timed
 // call is RPHOSVD::compute (plan made once, so the stored Omegas of the default
 // reuse_omega = true are generated in the warm-up call; check_finite off). ms_projection,
 // ms_qr, ms_core: one extra call with time_steps (fences between the steps). rel_error =
@@ -193,11 +198,12 @@ inline double rp_flops(const RpSize& s, const std::vector<int>& order) {
 
 template <class Space>
 void bench_rphosvd(benchmark::State& state, const std::string& name, const Space& space,
-                   const RpSize& s, ProjectionGemm projection, bool reuse_omega) {
+                   const RpSize& s, ProjectionGemm projection, bool reuse_omega,
+                   bool baseline) {
   guarded(state, [&] {
     auto& in = rp_inputs(space, s);
     auto& holder = cache(1).get<RpPlanHolder<Space>>(name, [&] {
-      RPHOSVDOptions opts;
+      RPHOSVDOptions opts = baseline ? RPHOSVDOptions::baseline() : RPHOSVDOptions{};
       opts.projection = projection;
       opts.state = RNGState(rp_omega_seed);
       opts.check_finite = false;
@@ -293,16 +299,24 @@ void register_rp_space(const Space& space, SizeSet sizes) {
     std::vector<std::pair<std::string, std::int64_t>> args;
     for (std::size_t k = 0; k < s.I.size(); ++k) args.push_back({"I" + std::to_string(k + 1), s.I[k]});
     args.push_back({"J", s.J});
-    const std::pair<ProjectionGemm, bool> variants[] = {
-        {ProjectionGemm::sgemm, true},         {ProjectionGemm::shgemm_fp16, true},
-        {ProjectionGemm::shgemm_tf32, true},   {ProjectionGemm::shgemm_fused, true},
-        {ProjectionGemm::sgemm, false},        {ProjectionGemm::shgemm_fp16, false}};
-    for (const auto& v : variants) {
-      const std::string base = std::string("rphosvd_") + projection_name(v.first) +
-                               (v.second ? "" : "_fresh_omega");
+    struct Variant {
+      ProjectionGemm projection;
+      bool reuse_omega, baseline;
+    };
+    const Variant variants[] = {{ProjectionGemm::sgemm, true, true},
+                                {ProjectionGemm::sgemm, true, false},
+                                {ProjectionGemm::shgemm_fp16, true, false},
+                                {ProjectionGemm::shgemm_tf32, true, false},
+                                {ProjectionGemm::shgemm_fused, true, false},
+                                {ProjectionGemm::sgemm, false, true},
+                                {ProjectionGemm::shgemm_fp16, false, false}};
+    for (const Variant& v : variants) {
+      const std::string base =
+          std::string("rphosvd_") + (v.baseline ? "baseline" : projection_name(v.projection)) +
+          (v.reuse_omega ? "" : "_fresh_omega");
       const std::string name = bench_name(base, sp, args);
       finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_rphosvd(st, name, space, s, v.first, v.second);
+        bench_rphosvd(st, name, space, s, v.projection, v.reuse_omega, v.baseline);
       }));
     }
     if (s.I.size() != 3) continue;

@@ -536,13 +536,16 @@ void check_projections(const std::vector<std::int64_t>& I, const std::vector<std
   auto A = make_tensor<Space, N>(I);
   KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(seed), J, kPad, A);
   const HostTensor hA = host_tensor(A);
-  KokkosSketch::RPHOSVDOptions opts;
+  // The FP32 baseline (SGEMM, Householder, FP32 core) against the default pipeline (shifted
+  // CholeskyQR3, first core step on SHGEMM) with each projection.
+  KokkosSketch::RPHOSVDOptions opts = KokkosSketch::RPHOSVDOptions::baseline();
   opts.state = KokkosSketch::RNGState(seed + 100);
-  opts.projection = ProjectionGemm::sgemm;  // the FP32 baseline
   const HostTucker base_exact = run_rphosvd<Space, N>(A, hA, J, opts);
   const HostTucker base_trunc = run_rphosvd<Space, N>(A, hA, truncated, opts);
-  for (auto p : {ProjectionGemm::shgemm_fp16, ProjectionGemm::shgemm_tf32,
-                 ProjectionGemm::shgemm_fused}) {
+  opts = KokkosSketch::RPHOSVDOptions{};
+  opts.state = KokkosSketch::RNGState(seed + 100);
+  for (auto p : {ProjectionGemm::sgemm, ProjectionGemm::shgemm_fp16,
+                 ProjectionGemm::shgemm_tf32, ProjectionGemm::shgemm_fused}) {
     opts.projection = p;
     const char* name = KokkosSketch::projection_name(p);
     const HostTucker exact = run_rphosvd<Space, N>(A, hA, J, opts);
@@ -563,6 +566,57 @@ void check_projections(const std::vector<std::int64_t>& I, const std::vector<std
 TYPED_TEST(RPHOSVDTest, ShgemmProjectionsAsAccurateAsSgemm) {
   check_projections<TypeParam, 3>(I3, J3, {4, 3, 2}, 71);
   check_projections<TypeParam, 4>(I4, J4, {3, 2, 2, 1}, 72);
+  // Middle modes with P = I_1 (I_2) a multiple of 64: on CUDA the SHGEMM projections read
+  // those unfoldings in place (segmented k-major A) instead of permuting.
+  check_projections<TypeParam, 3>({64, 30, 12}, {8, 6, 5}, {5, 3, 2}, 73);
+  check_projections<TypeParam, 4>({64, 6, 5, 4}, {6, 5, 5, 4}, {3, 2, 2, 1}, 74);
+}
+
+TYPED_TEST(RPHOSVDTest, QRMethodsAndSplitCoreAgree) {
+  using Space = TypeParam;
+  using KokkosSketch::QRMethod;
+  auto A = make_tensor<Space, 3>(I3);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(91), J3, kPad, A);
+  const HostTensor hA = host_tensor(A);
+  const std::vector<std::int64_t> trunc{5, 4, 3};
+  KokkosSketch::RPHOSVDOptions opts;
+  opts.state = KokkosSketch::RNGState(191);
+  opts.projection = KokkosSketch::ProjectionGemm::shgemm_fp16;
+  opts.qr = QRMethod::householder;
+  opts.shgemm_core = false;
+  const HostTucker ref = run_rphosvd<Space, 3>(A, hA, trunc, opts);
+  for (auto q : {QRMethod::householder, QRMethod::cholesky_qr2, QRMethod::shifted_cholesky_qr3})
+    for (bool split : {false, true}) {
+      opts.qr = q;
+      opts.shgemm_core = split;
+      const HostTucker r = run_rphosvd<Space, 3>(A, hA, trunc, opts);
+      check_tucker_properties(hA, r);
+      // Same W: the QRs give the same column spaces (up to rounding), so the same truncation
+      // error; the split core step only changes g's rounding (checked against the FP64 core
+      // of the same factors in check_tucker_properties).
+      for (int k = 0; k < 3; ++k)
+        EXPECT_LT(projector_distance(r.Q[k], ref.Q[k]), 1e-4)
+            << KokkosSketch::qr_name(q) << " split " << split << " Q_" << k + 1;
+      EXPECT_NEAR(r.error, ref.error, 1e-4 * ref.error) << KokkosSketch::qr_name(q);
+    }
+}
+
+TYPED_TEST(RPHOSVDTest, ZeroTensorFallsBackToHouseholder) {
+  using Space = TypeParam;
+  auto A = make_tensor<Space, 3>(I3);  // zeros
+  KokkosSketch::RPHOSVDOptions opts;
+  opts.projection = KokkosSketch::ProjectionGemm::shgemm_fp16;
+  KokkosSketch::RPHOSVD<Space> plan(Space(), I3, J3, opts);
+  auto g = make_tensor<Space, 3>(J3);
+  Factor<Space> Q1("Q1", I3[0], J3[0]), Q2("Q2", I3[1], J3[1]), Q3("Q3", I3[2], J3[2]);
+  plan.compute(A, g, Q1, Q2, Q3);
+  // Every W is 0: the Cholesky factorizations fail (no shift for a zero matrix) and
+  // Householder gives orthonormal factors; the core is 0.
+  EXPECT_EQ(plan.stats().cholesky_fallbacks, 3);
+  EXPECT_LT(orthonormality_defect(KokkosSketch::TestUtil::from_view(Q1)), 1e-6);
+  EXPECT_LT(orthonormality_defect(KokkosSketch::TestUtil::from_view(Q3)), 1e-6);
+  const HostTensor hg = host_tensor(g);
+  for (double v : hg.a) EXPECT_EQ(v, 0.0);
 }
 
 TYPED_TEST(RPHOSVDTest, NextStateChainsTheModes) {

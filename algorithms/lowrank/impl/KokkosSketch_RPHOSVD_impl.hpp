@@ -18,6 +18,7 @@
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_DenseLA.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_Traits.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -368,16 +369,19 @@ ChainSizes chain_sizes_for(const TensorDims& in, const TensorDims& out,
 /// Runs the chain of mode products X (extents `in`) -> Y (extents `out`) in `order`:
 /// step k multiplies by op(M[k]) (M[k]^T with `transpose`, M[k] n_in x n_out; else M[k]
 /// n_out x n_in). `buf0`, `buf1` hold `ChainSizes::intermediate` entries each; X is read only;
-/// Y receives the result. Asynchronous.
+/// Y receives the result. With `first` = t0 > 0 the steps order[0 .. t0) are taken as done
+/// and X is their result (in buf0 or buf1, where this function would have left it).
+/// Asynchronous.
 template <class ExecSpace, class Scalar, class MView>
 void mode_chain(const DenseLA<ExecSpace, Scalar>& la, const Scalar* X, const TensorDims& in,
                 const std::array<MView, 4>& M, bool transpose, const TensorDims& out,
                 const std::array<int, 4>& order, Scalar* buf0, Scalar* buf1, Scalar* Y,
-                const ModeProductScratch<Scalar>& scratch) {
+                const ModeProductScratch<Scalar>& scratch, int first = 0) {
   TensorDims cur = in;
+  for (int t = 0; t < first; ++t) cur.n[order[t]] = out.n[order[t]];
   const Scalar* src = X;
   Scalar* bufs[2] = {buf0, buf1};
-  for (int t = 0; t < in.order; ++t) {
+  for (int t = first; t < in.order; ++t) {
     const int k = order[t];
     Scalar* dst = t + 1 == in.order ? Y : bufs[t % 2];
     mode_product(la, src, cur.before(k), cur.n[k], cur.after(k), M[k], transpose, dst,
@@ -385,6 +389,53 @@ void mode_chain(const DenseLA<ExecSpace, Scalar>& la, const Scalar* X, const Ten
     cur.n[k] = out.n[k];
     src = dst;
   }
+}
+
+/// Scale of the low part of a factor split into two FP16 matrices (split_factor_fp16).
+constexpr float kSplitScale = 2048.0f;  // 2^11
+
+/// Splits the column-major I x J float matrix Q into the column-major I x 2J FP16 matrix
+/// [Q_hi | Q_lo] with Q_hi = fp16(Q) and Q_lo = fp16(2^11 (Q - Q_hi)) (round to nearest), so
+/// that |Q_hi + 2^-11 Q_lo - Q| <= 2^-22 |Q| + 2^-36 entrywise (both parts round to nearest;
+/// the second term covers subnormal residuals): the factor of a core contraction on SHGEMM,
+/// for |Q| <= 1 (orthonormal columns).
+/// Asynchronous.
+template <class ExecSpace>
+void split_factor_fp16(const ExecSpace& space, const float* Q, std::int64_t I, std::int64_t J,
+                       fp16* Qs) {
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "KokkosSketch::rphosvd::split_factor", policy_t(space, {0, 0}, {I, J}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) {
+        const float q = Q[i + I * j];
+        const fp16 hi = to_fp16(q);
+        Qs[i + I * j] = hi;
+        Qs[i + I * (J + j)] = to_fp16((q - to_float(hi)) * kSplitScale);
+      });
+}
+
+/// Y = C_hi + 2^-11 C_lo for the product C = [C_hi | C_lo] of an operand with the split
+/// factor [Q_hi | Q_lo]: C is rows x 2J with element (r, j) at C[r * cs0 + j * cs1], Y the
+/// rows x J result with element (r, j) at Y[r * ys0 + j * ys1]. Asynchronous.
+template <class ExecSpace>
+void combine_split(const ExecSpace& space, const float* C, std::int64_t cs0, std::int64_t cs1,
+                   std::int64_t rows, std::int64_t J, float* Y, std::int64_t ys0,
+                   std::int64_t ys1) {
+  // Iterate with the unit-stride index of Y fastest.
+  using left_t = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left>,
+                                       Kokkos::IndexType<std::int64_t>>;
+  using right_t = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right>,
+                                        Kokkos::IndexType<std::int64_t>>;
+  auto body = KOKKOS_LAMBDA(std::int64_t r, std::int64_t j) {
+    Y[r * ys0 + j * ys1] = C[r * cs0 + j * cs1] + C[r * cs0 + (J + j) * cs1] / kSplitScale;
+  };
+  if (ys0 == 1)
+    Kokkos::parallel_for("KokkosSketch::rphosvd::combine_split",
+                         left_t(space, {0, 0}, {rows, J}), body);
+  else
+    Kokkos::parallel_for("KokkosSketch::rphosvd::combine_split",
+                         right_t(space, {0, 0}, {rows, J}), body);
 }
 
 /// out(i, j) = Scalar(in(i, j)) for a rank-2 View of any layout into a column-major array.
