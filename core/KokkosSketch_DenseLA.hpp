@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -65,6 +66,8 @@ enum class SvdDriver {
 ///   void trsm(const ExecSpace&, Side, Trans, int m, int n, const Scalar* R, int ldr,
 ///             Scalar* B, int ldb);   // B (m x n) <- op(R)^{-1} B or B op(R)^{-1}; R upper
 ///   bool potrf(const ExecSpace&, int n, Scalar* A, int lda);  // upper; true iff info == 0
+///   void potrf_deferred(const ExecSpace&, int n, Scalar* A, int lda);  // info kept pending
+///   std::vector<int> deferred_infos(const ExecSpace&);  // pending infos in order; clears
 ///   void gesvd(const ExecSpace&, SvdDriver, int m, int n, Scalar* A, int lda, Scalar* S,
 ///              Scalar* U, int ldu, Scalar* VT, int ldvt);    // thin, any m, n; A destroyed
 ///   void syevd(const ExecSpace&, int n, Scalar* A, int lda, Scalar* W);  // upper, vectors
@@ -319,6 +322,40 @@ class DenseLA {
                           " x ", A.extent(1), "; Cholesky needs a nonempty square matrix");
     return m_backend.potrf(m_space, to_lapack_int(f, n, "n"), A.data(),
                            to_lapack_int(f, ld(A), "lda"));
+  }
+
+  /// \brief potrf() without waiting: the factorization is enqueued and its info kept pending
+  /// (on CUDA in a device array: no read-back, so the caller's later work is enqueued behind
+  /// it; on host spaces LAPACK runs at once and the info is stored). deferred_infos() returns
+  /// the pending infos in call order. A failed factorization leaves a partial factor that
+  /// later work on the instance uses as it is: the caller discards those results.
+  /// \param [in,out] A n x n LayoutLeft View holding the plan's Scalar
+  /// \throws Error if A is not square or empty, or an extent exceeds 32-bit integers
+  template <class AView>
+  void potrf_deferred(const AView& A) {
+    static_check_view<ExecSpace, AView, 2, true>();
+    static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value,
+                  "KokkosSketch: DenseLA::potrf_deferred needs a LayoutLeft matrix");
+    static_assert(std::is_same<typename AView::non_const_value_type, Scalar>::value,
+                  "KokkosSketch: DenseLA::potrf_deferred: A must hold the plan's Scalar");
+    const char* f = "DenseLA::potrf_deferred";
+    const std::int64_t n = A.extent(0);
+    KOKKOSSKETCH_THROW_IF(n == 0 || std::int64_t(A.extent(1)) != n, f, "A is ", A.extent(0),
+                          " x ", A.extent(1), "; Cholesky needs a nonempty square matrix");
+    m_backend.potrf_deferred(m_space, to_lapack_int(f, n, "n"), A.data(),
+                             to_lapack_int(f, ld(A), "lda"));
+  }
+
+  /// \brief The infos of the potrf_deferred() calls since the last call, in call order
+  /// (0: success, > 0: not positive definite), and clears them. Waits for the instance on
+  /// CUDA (one read-back for all of them).
+  /// \return the infos
+  /// \throws Error if a factorization rejected an argument (info < 0)
+  std::vector<int> deferred_infos() {
+    std::vector<int> infos = m_backend.deferred_infos(m_space);
+    for (int i : infos)
+      KOKKOSSKETCH_THROW_IF(i < 0, "DenseLA::deferred_infos", "xPOTRF rejected argument ", -i);
+    return infos;
   }
 
   /// \brief Thin SVD A = U diag(S) VT of an m x n LayoutLeft matrix, k = min(m, n):

@@ -146,6 +146,7 @@ class RPHOSVD {
   using buf_t = Kokkos::View<float*, memory_space>;
   using half_buf_t = Kokkos::View<fp16*, memory_space>;
   using dbuf_t = Kokkos::View<double*, memory_space>;
+  using dmat_t = Impl::UMatrix<ExecSpace, double>;
   using half_mat_t = Kokkos::View<fp16**, Kokkos::LayoutLeft,
                                   Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -263,6 +264,7 @@ class RPHOSVD {
     m_stats = RPHOSVDStats{};
     m_stats.projection = m_proj;
     StepTimer timer(m_space, m_options.time_steps);
+    std::array<bool, 4> pending{{false, false, false, false}};
     for (int k = 0; k < order(); ++k) {
       project(k, a);
       m_stats.seconds_projection += timer.lap();
@@ -272,9 +274,11 @@ class RPHOSVD {
         KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of W = A_(", k + 1, ") Omega_(", k + 1,
                               ") are NaN or Inf: A holds NaN/Inf, or the projection overflowed");
       }
-      orthonormalize(W);
+      pending[k] = orthonormalize(k, W);
       m_stats.seconds_qr += timer.lap();
     }
+    finish_cholesky(pending);
+    m_stats.seconds_qr += timer.lap();
     m_omega_ready = m_options.reuse_omega;
     std::array<mat_t, 4> M;
     for (int k = 0; k < order(); ++k) M[k] = factor(k);
@@ -404,38 +408,72 @@ class RPHOSVD {
     }
   }
 
-  /// W <- Q with orthonormal columns spanning range(W) (RPHOSVDOptions::qr).
-  void orthonormalize(const mat_t& W) {
-    if (m_options.qr != QRMethod::householder) {
-      if (cholesky_qr(W)) return;
-      ++m_stats.cholesky_fallbacks;
+  /// W_k <- Q with orthonormal columns spanning range(W_k) (RPHOSVDOptions::qr): Householder
+  /// at once (returns false), or the Cholesky passes enqueued on an FP64 copy of W_k without
+  /// waiting (returns true; finish_cholesky() checks them and writes the result back).
+  bool orthonormalize(int k, const mat_t& W) {
+    if (m_options.qr == QRMethod::householder) {
+      m_la.geqrf(W, m_tau);
+      m_la.orgqr(W, m_tau);
+      return false;
     }
-    m_la.geqrf(W, m_tau);
-    m_la.orgqr(W, m_tau);
+    cholesky_qr_enqueue(k, W);
+    return true;
   }
 
-  /// CholeskyQR2 or shifted CholeskyQR3 in FP64 on a copy of W, written back on success;
-  /// false (W untouched) when a Cholesky factorization fails.
-  bool cholesky_qr(const mat_t& W) {
-    using dmat_t = Impl::UMatrix<ExecSpace, double>;
-    const std::int64_t rows = W.extent(0), k = W.extent(1);
+  /// Passes of the Cholesky-based QR per matrix.
+  int cholesky_passes() const {
+    return m_options.qr == QRMethod::shifted_cholesky_qr3 ? 3 : 2;
+  }
+
+  /// X_k = double(W_k), then CholeskyQR2 or shifted CholeskyQR3 on X_k, the factorizations'
+  /// infos left pending in the FP64 plan (no wait).
+  void cholesky_qr_enqueue(int k, const mat_t& W) {
+    const std::int64_t rows = W.extent(0), J = W.extent(1);
     Impl::CholQRWork<ExecSpace> w;
     double* g = m_chol_g.data();
-    w.X = dmat_t(m_chol_x.data(), rows, k);
-    w.G = dmat_t(g, k, k);
-    w.R = dmat_t(g + k * k, k, k);
-    w.Rcur = dmat_t(g + 2 * k * k, k, k);
-    w.Rtmp = dmat_t(g + 3 * k * k, k, k);
-    w.d = Impl::RsvdVector<ExecSpace, double>(g + 4 * k * k, k);
+    w.X = chol_x(k);
+    w.G = dmat_t(g, J, J);
+    w.R = dmat_t(g + J * J, J, J);
+    w.Rcur = dmat_t(g + 2 * J * J, J, J);
+    w.Rtmp = dmat_t(g + 3 * J * J, J, J);
+    w.d = Impl::RsvdVector<ExecSpace, double>(g + 4 * J * J, J);
     Impl::rsvd_convert(m_space, W, w.X);
-    bool ok = true;
     if (m_options.qr == QRMethod::shifted_cholesky_qr3)
-      ok = Impl::cholqr_pass(m_space, *m_lad, w, Impl::shifted_cholqr_factor(rows, k), false,
-                             true);
-    ok = ok && Impl::cholqr_pass(m_space, *m_lad, w, 0.0, false, true);
-    ok = ok && Impl::cholqr_pass(m_space, *m_lad, w, 0.0, false, false);
-    if (ok) Impl::rsvd_convert(m_space, w.X, W);
-    return ok;
+      Impl::cholqr_pass(m_space, *m_lad, w, Impl::shifted_cholqr_factor(rows, J), false, true,
+                        true);
+    Impl::cholqr_pass(m_space, *m_lad, w, 0.0, false, true, true);
+    Impl::cholqr_pass(m_space, *m_lad, w, 0.0, false, false, true);
+  }
+
+  /// Reads the pending Cholesky infos (one wait for all modes): W_k <- float(X_k) where every
+  /// factorization of mode k succeeded, Householder on W_k (the projection, untouched) where
+  /// one failed.
+  void finish_cholesky(const std::array<bool, 4>& pending) {
+    bool any = false;
+    for (int k = 0; k < order(); ++k) any = any || pending[k];
+    if (!any) return;
+    const std::vector<int> infos = m_lad->deferred_infos();
+    std::size_t next = 0;
+    for (int k = 0; k < order(); ++k) {
+      if (!pending[k]) continue;
+      bool ok = true;
+      for (int p = 0; p < cholesky_passes(); ++p)
+        ok = ok && next + p < infos.size() && infos[next + p] == 0;
+      next += std::size_t(cholesky_passes());
+      const mat_t W = factor(k);
+      if (ok) {
+        Impl::rsvd_convert(m_space, chol_x(k), W);
+      } else {
+        ++m_stats.cholesky_fallbacks;
+        m_la.geqrf(W, m_tau);
+        m_la.orgqr(W, m_tau);
+      }
+    }
+  }
+
+  dmat_t chol_x(int k) const {
+    return dmat_t(m_chol_x.data() + m_chol_offset[k], m_dims.n[k], m_ranks.n[k]);
   }
 
   /// Whether compute() runs the first core step on SHGEMM (RPHOSVDOptions::shgemm_core).
@@ -536,8 +574,11 @@ class RPHOSVD {
     }
     m_tau = alloc("tau", jmax);
     if (m_options.qr != QRMethod::householder) {
-      std::int64_t xmax = 0;
-      for (int k = 0; k < N; ++k) xmax = std::max(xmax, m_dims.n[k] * m_ranks.n[k]);
+      std::int64_t xmax = 0;  // one FP64 copy per mode: the checks wait for all at once
+      for (int k = 0; k < N; ++k) {
+        m_chol_offset[k] = xmax;
+        xmax += m_dims.n[k] * m_ranks.n[k];
+      }
       auto dalloc = [&](const std::string& label, std::int64_t n) {
         m_workspace_bytes += n * std::int64_t(sizeof(double));
         return dbuf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
@@ -588,6 +629,7 @@ class RPHOSVD {
   half_buf_t m_omega_h, m_qsplit;
   Kokkos::View<double*, memory_space> m_chol_x, m_chol_g;
   std::array<std::int64_t, 4> m_omega_offset{{0, 0, 0, 0}};
+  std::array<std::int64_t, 4> m_chol_offset{{0, 0, 0, 0}};
   bool m_omega_ready = false;
   std::int64_t m_workspace_bytes = 0;
 };

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -207,6 +208,30 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     return info == 0;
   }
 
+  /// potrf whose devInfo goes to slot m_npending of a device array (no read-back); when the
+  /// array is full, the pending infos are read first (one wait).
+  void potrf_deferred(const Kokkos::Cuda& space, int n, Scalar* A, int lda) {
+    constexpr int capacity = 32;
+    if (m_infos.extent(0) == 0)
+      m_infos = Kokkos::View<int*, Kokkos::CudaSpace>(
+          Kokkos::view_alloc(space, "KokkosSketch::DenseLA::devInfos"), capacity);
+    if (m_npending == capacity) flush_infos(space);
+    int lwork = 0;
+    check(lib::potrf_buffer(m_solver, n, A, lda, &lwork), "cusolverDn<S|D>potrf_bufferSize");
+    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
+                             "KokkosSketch::DenseLA::work");
+    check(lib::potrf(m_solver, n, A, lda, work, lwork, m_infos.data() + m_npending),
+          "cusolverDn<S|D>potrf");
+    ++m_npending;
+  }
+
+  std::vector<int> deferred_infos(const Kokkos::Cuda& space) {
+    flush_infos(space);
+    std::vector<int> out;
+    out.swap(m_flushed);
+    return out;
+  }
+
   void gesvd(const Kokkos::Cuda& space, SvdDriver driver, int m, int n, Scalar* A, int lda,
              Scalar* S, Scalar* U, int ldu, Scalar* VT, int ldvt) {
     (void)driver;  // both drivers are gesvd here: see svd_path
@@ -282,6 +307,17 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     fence(space, "KokkosSketch::DenseLA::devInfo");
     return info;
   }
+  /// Appends the pending deferred infos to m_flushed (one read-back) and clears them.
+  void flush_infos(const Kokkos::Cuda& space) {
+    if (m_npending == 0) return;
+    std::vector<int> h(std::size_t(m_npending), 0);
+    Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> hv(
+        h.data(), h.size());
+    Kokkos::deep_copy(space, hv, Kokkos::subview(m_infos, Kokkos::make_pair(0, m_npending)));
+    fence(space, "KokkosSketch::DenseLA::devInfos");
+    m_flushed.insert(m_flushed.end(), h.begin(), h.end());
+    m_npending = 0;
+  }
   void check_info(const Kokkos::Cuda& space, const char* what) {
     const int info = read_info(space);
     KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA", what, " returned info = ", info);
@@ -308,6 +344,9 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   cusolverDnHandle_t m_solver = nullptr;
   cublasHandle_t m_blas = nullptr;
   Kokkos::View<int, Kokkos::CudaSpace> m_info;
+  Kokkos::View<int*, Kokkos::CudaSpace> m_infos;  ///< devInfos of potrf_deferred
+  int m_npending = 0;
+  std::vector<int> m_flushed;
   Kokkos::View<Scalar*, Kokkos::CudaSpace> m_work;  ///< cuSOLVER workspace (grow-only)
   Kokkos::View<Scalar*, Kokkos::CudaSpace> m_tmp;   ///< SVD temporaries (grow-only)
 };

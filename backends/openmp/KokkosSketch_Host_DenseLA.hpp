@@ -227,6 +227,19 @@ struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSp
     return info == 0;
   }
 
+  void potrf_deferred(const ExecSpace& space, int n, Scalar* A, int lda) {
+    fence(space, "KokkosSketch::DenseLA::potrf[lapack]");
+    int info = 0;
+    lapack::potrf(n, A, lda, &info);
+    m_pending.push_back(info);
+  }
+
+  std::vector<int> deferred_infos(const ExecSpace&) {
+    std::vector<int> out;
+    out.swap(m_pending);
+    return out;
+  }
+
   void gesvd(const ExecSpace& space, SvdDriver driver, int m, int n, Scalar* A, int lda,
              Scalar* S, Scalar* U, int ldu, Scalar* VT, int ldvt) {
     fence(space, "KokkosSketch::DenseLA::gesvd[lapack]");
@@ -299,6 +312,7 @@ struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSp
 
   std::vector<Scalar> m_work;
   std::vector<int> m_iwork;
+  std::vector<int> m_pending;  ///< infos of potrf_deferred
 };
 
 }  // namespace Impl

@@ -422,20 +422,16 @@ template <class ExecSpace>
 void combine_split(const ExecSpace& space, const float* C, std::int64_t cs0, std::int64_t cs1,
                    std::int64_t rows, std::int64_t J, float* Y, std::int64_t ys0,
                    std::int64_t ys1) {
-  // Iterate with the unit-stride index of Y fastest.
-  using left_t = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left>,
-                                       Kokkos::IndexType<std::int64_t>>;
-  using right_t = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Right>,
-                                        Kokkos::IndexType<std::int64_t>>;
-  auto body = KOKKOS_LAMBDA(std::int64_t r, std::int64_t j) {
-    Y[r * ys0 + j * ys1] = C[r * cs0 + j * cs1] + C[r * cs0 + (J + j) * cs1] / kSplitScale;
-  };
-  if (ys0 == 1)
-    Kokkos::parallel_for("KokkosSketch::rphosvd::combine_split",
-                         left_t(space, {0, 0}, {rows, J}), body);
-  else
-    Kokkos::parallel_for("KokkosSketch::rphosvd::combine_split",
-                         right_t(space, {0, 0}, {rows, J}), body);
+  // One flat index with Y's unit-stride index fastest, so that consecutive threads write
+  // consecutive entries of Y (and read consecutive entries of C's two halves).
+  const bool j_fast = ys1 == 1;
+  Kokkos::parallel_for(
+      "KokkosSketch::rphosvd::combine_split",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows * J),
+      KOKKOS_LAMBDA(std::int64_t q) {
+        const std::int64_t r = j_fast ? q / J : q % rows, j = j_fast ? q % J : q / rows;
+        Y[r * ys0 + j * ys1] = C[r * cs0 + j * cs1] + C[r * cs0 + (J + j) * cs1] / kSplitScale;
+      });
 }
 
 /// out(i, j) = Scalar(in(i, j)) for a rank-2 View of any layout into a column-major array.

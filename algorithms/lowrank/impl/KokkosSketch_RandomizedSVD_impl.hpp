@@ -141,12 +141,19 @@ struct CholQRWork {
 
 /// One CholeskyQR pass on W.X in FP64: G = X^T X (+ shift), G = R^T R, X <- X R^{-1}; with
 /// `accumulate`, W.R <- R W.R (or R on the first pass). Returns false when potrf fails.
+/// With `deferred` the factorization's info is left pending in `la` (DenseLA::potrf_deferred,
+/// no wait) and the pass returns true: the caller checks DenseLA::deferred_infos() and
+/// discards W.X if one failed.
 template <class ExecSpace>
 bool cholqr_pass(const ExecSpace& space, DenseLA<ExecSpace, double>& la,
-                 const CholQRWork<ExecSpace>& w, double shift, bool accumulate, bool first) {
+                 const CholQRWork<ExecSpace>& w, double shift, bool accumulate, bool first,
+                 bool deferred = false) {
   la.gemm("T", "N", 1.0, w.X, w.X, 0.0, w.G);
   if (shift > 0) rsvd_shift_diagonal(space, w.G, w.d, shift);
-  if (!la.potrf(w.G)) return false;
+  if (deferred)
+    la.potrf_deferred(w.G);
+  else if (!la.potrf(w.G))
+    return false;
   la.trsm(Side::right, Trans::none, w.G, w.X);
   if (accumulate) {
     if (first) {
