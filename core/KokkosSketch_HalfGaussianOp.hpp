@@ -16,6 +16,16 @@
 
 namespace KokkosSketch {
 
+namespace Impl {
+/// True for the 16-bit formats of HalfGaussianOp (fp16, bf16). Constrains the materialize
+/// overloads, so that a call with another explicit first template argument (materialize<float>
+/// of another operator) never names HalfGaussianOp<float>.
+template <class Format>
+struct is_half_format
+    : std::integral_constant<bool, std::is_same<Format, fp16>::value ||
+                                       std::is_same<Format, bf16>::value> {};
+}  // namespace Impl
+
 /// \brief A rows x cols matrix of standard normal draws rounded to nearest (ties to even) in a
 /// 16-bit format, FP16 or BF16, optionally restricted to a submatrix.
 ///
@@ -193,7 +203,9 @@ void materialize_half(const ExecSpace& space, const HalfGaussianOp<Format>& S, c
 ///   S.entry(i, j) or S.value(i, j)
 /// \throws Error if B's extents differ from S's
 template <class ExecSpace, class Format, class BView,
-          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               Impl::is_half_format<Format>::value,
+                           int> = 0>
 void materialize(const ExecSpace& space, const HalfGaussianOp<Format>& S, const BView& B) {
   Impl::static_check_view<ExecSpace, BView, 2, true>();
   using value_t = typename BView::non_const_value_type;
@@ -213,7 +225,9 @@ void materialize(const ExecSpace& space, const HalfGaussianOp<Format>& S, const 
 /// \param [in] S operator or submatrix
 /// \param [out] B rows() x cols() View of Format or float; overwritten
 /// \throws Error as the overload with an execution space instance
-template <class Format, class BView, std::enable_if_t<Kokkos::is_view<BView>::value, int> = 0>
+template <class Format, class BView,
+          std::enable_if_t<Kokkos::is_view<BView>::value && Impl::is_half_format<Format>::value,
+                           int> = 0>
 void materialize(const HalfGaussianOp<Format>& S, const BView& B) {
   materialize(typename BView::execution_space{}, S, B);
 }

@@ -49,8 +49,9 @@ struct RPHOSVDOptions {
   /// (for breakdowns; adds a few synchronizations).
   bool time_steps = false;
   /// Count the non-finite entries of every W = A_(i) Omega_(i) and throw Error if there is
-  /// any (NaN/Inf in A, or overflow). Each check waits for the instance; the QR that follows
-  /// waits anyway (LAPACK on the host, cuSOLVER's devInfo on CUDA).
+  /// any (NaN/Inf in A, or overflow). Each check waits for the instance (one wait per mode;
+  /// without checks the default CholeskyQR waits once for all modes, Householder once per
+  /// factorization on CUDA).
   bool check_finite = true;
   /// Orthonormalization of the W (QRMethod). Default: shifted CholeskyQR3 in FP64 (three
   /// Cholesky passes, orthonormal to FP64 rounding for condition numbers up to about 1e15:
