@@ -311,17 +311,9 @@ class DenseLA {
   /// \throws Error if A is not square or empty, or an extent exceeds 32-bit integers
   template <class AView>
   bool potrf(const AView& A) {
-    static_check_view<ExecSpace, AView, 2, true>();
-    static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value,
-                  "KokkosSketch: DenseLA::potrf needs a LayoutLeft matrix");
-    static_assert(std::is_same<typename AView::non_const_value_type, Scalar>::value,
-                  "KokkosSketch: DenseLA::potrf: A must hold the plan's Scalar");
     const char* f = "DenseLA::potrf";
-    const std::int64_t n = A.extent(0);
-    KOKKOSSKETCH_THROW_IF(n == 0 || std::int64_t(A.extent(1)) != n, f, "A is ", A.extent(0),
-                          " x ", A.extent(1), "; Cholesky needs a nonempty square matrix");
-    return m_backend.potrf(m_space, to_lapack_int(f, n, "n"), A.data(),
-                           to_lapack_int(f, ld(A), "lda"));
+    const int n = cholesky_extent(f, A);
+    return m_backend.potrf(m_space, n, A.data(), to_lapack_int(f, ld(A), "lda"));
   }
 
   /// \brief potrf() without waiting: the factorization is enqueued and its info kept pending
@@ -333,17 +325,9 @@ class DenseLA {
   /// \throws Error if A is not square or empty, or an extent exceeds 32-bit integers
   template <class AView>
   void potrf_deferred(const AView& A) {
-    static_check_view<ExecSpace, AView, 2, true>();
-    static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value,
-                  "KokkosSketch: DenseLA::potrf_deferred needs a LayoutLeft matrix");
-    static_assert(std::is_same<typename AView::non_const_value_type, Scalar>::value,
-                  "KokkosSketch: DenseLA::potrf_deferred: A must hold the plan's Scalar");
     const char* f = "DenseLA::potrf_deferred";
-    const std::int64_t n = A.extent(0);
-    KOKKOSSKETCH_THROW_IF(n == 0 || std::int64_t(A.extent(1)) != n, f, "A is ", A.extent(0),
-                          " x ", A.extent(1), "; Cholesky needs a nonempty square matrix");
-    m_backend.potrf_deferred(m_space, to_lapack_int(f, n, "n"), A.data(),
-                             to_lapack_int(f, ld(A), "lda"));
+    const int n = cholesky_extent(f, A);
+    m_backend.potrf_deferred(m_space, n, A.data(), to_lapack_int(f, ld(A), "lda"));
   }
 
   /// \brief The infos of the potrf_deferred() calls since the last call, in call order
@@ -527,6 +511,20 @@ class DenseLA {
   }
 
  private:
+  /// Checks the argument of potrf / potrf_deferred (a nonempty square LayoutLeft matrix of the
+  /// plan's Scalar) and returns its order as a LAPACK integer.
+  template <class AView>
+  static int cholesky_extent(const char* f, const AView& A) {
+    static_check_view<ExecSpace, AView, 2, true>();
+    static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value,
+                  "KokkosSketch: DenseLA::potrf needs a LayoutLeft matrix");
+    static_assert(std::is_same<typename AView::non_const_value_type, Scalar>::value,
+                  "KokkosSketch: DenseLA::potrf: A must hold the plan's Scalar");
+    const std::int64_t n = A.extent(0);
+    KOKKOSSKETCH_THROW_IF(n == 0 || std::int64_t(A.extent(1)) != n, f, "A is ", A.extent(0),
+                          " x ", A.extent(1), "; Cholesky needs a nonempty square matrix");
+    return to_lapack_int(f, n, "n");
+  }
   template <class AView, class TauView>
   static constexpr void static_check_factor() {
     static_check_view<ExecSpace, AView, 2, true>();
