@@ -98,6 +98,42 @@ on_space(const V& v) {
   return v;
 }
 
+/// Unmanaged column-major matrix on raw memory of ExecSpace's memory space, typed for the
+/// instance (KokkosBlas runs on the Views' execution space): plan-owned workspaces handed to
+/// DenseLA and to the kernels around it.
+template <class ExecSpace, class Scalar>
+using UMatrix = Kokkos::View<Scalar**, Kokkos::LayoutLeft,
+                             Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+/// Unmanaged vector on raw memory, typed for the instance.
+template <class ExecSpace, class Scalar>
+using UVector = Kokkos::View<Scalar*, Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// dst(i, j) = dst's value type(src(i, j)) over dst's extents (a conversion and/or a copy
+/// between any layouts).
+template <class ExecSpace, class SrcView, class DstView>
+void convert_entries(const ExecSpace& space, const SrcView& src, const DstView& dst) {
+  using value_t = typename DstView::non_const_value_type;
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "KokkosSketch::convert_entries",
+      policy_t(space, {0, 0}, {std::int64_t(dst.extent(0)), std::int64_t(dst.extent(1))}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { dst(i, j) = value_t(src(i, j)); });
+}
+
+/// X(i, j) *= d(j).
+template <class ExecSpace, class XView, class DView>
+void scale_columns(const ExecSpace& space, const XView& X, const DView& d) {
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "KokkosSketch::scale_columns",
+      policy_t(space, {0, 0}, {std::int64_t(X.extent(0)), std::int64_t(X.extent(1))}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { X(i, j) *= d(j); });
+}
+
 /// R = upper triangle of the leading n x n block of W (zeros below the diagonal).
 template <class ExecSpace, class WView, class RView>
 void extract_upper(const ExecSpace& space, const WView& W, const RView& R) {

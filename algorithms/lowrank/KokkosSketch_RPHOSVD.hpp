@@ -438,8 +438,8 @@ class RPHOSVD {
     w.R = dmat_t(g + J * J, J, J);
     w.Rcur = dmat_t(g + 2 * J * J, J, J);
     w.Rtmp = dmat_t(g + 3 * J * J, J, J);
-    w.d = Impl::RsvdVector<ExecSpace, double>(g + 4 * J * J, J);
-    Impl::rsvd_convert(m_space, W, w.X);
+    w.d = Impl::UVector<ExecSpace, double>(g + 4 * J * J, J);
+    Impl::convert_entries(m_space, W, w.X);
     if (m_options.qr == QRMethod::shifted_cholesky_qr3)
       Impl::cholqr_pass(m_space, *m_lad, w, Impl::shifted_cholqr_factor(rows, J), false, true,
                         true);
@@ -464,7 +464,7 @@ class RPHOSVD {
       next += std::size_t(cholesky_passes());
       const mat_t W = factor(k);
       if (ok) {
-        Impl::rsvd_convert(m_space, chol_x(k), W);
+        Impl::convert_entries(m_space, chol_x(k), W);
       } else {
         ++m_stats.cholesky_fallbacks;
         m_la.geqrf(W, m_tau);

@@ -243,8 +243,8 @@ double low_rank_relative_error_impl(const ExecSpace& space, const AView& A, cons
   mat_t E = alloc("KokkosSketch::low_rank_relative_error::E", m, n);
   mat_t US = alloc("KokkosSketch::low_rank_relative_error::US", m, p);
   mat_t Vd = alloc("KokkosSketch::low_rank_relative_error::V", n, p);
-  rsvd_convert(space, A, E);
-  rsvd_convert(space, V, Vd);
+  convert_entries(space, A, E);
+  convert_entries(space, V, Vd);
   using policy_t =
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
   Kokkos::parallel_for(
@@ -498,7 +498,7 @@ class RandomizedSVD {
       Impl::rsvd_transpose_rows(m_space, VT, W);
       m_la.gemm("N", "N", Scalar(1), Y, W, Scalar(0), U);
       if (m_small == SmallSvdMethod::direct) {
-        Impl::rsvd_convert(m_space, mat(m_Ub, m_n, p), V);  // the first p columns of Ub
+        Impl::convert_entries(m_space, mat(m_Ub, m_n, p), V);  // the first p columns of Ub
       } else {
         m_la.gemm("N", "N", Scalar(1), Z, mat(m_Ur, m_k, p), Scalar(0), V);
       }
@@ -545,10 +545,10 @@ class RandomizedSVD {
  private:
   using buf_t = Kokkos::View<Scalar*, memory_space>;
   using dbuf_t = Kokkos::View<double*, memory_space>;
-  using umat_t = Impl::RsvdMatrix<ExecSpace, Scalar>;
-  using uvec_t = Impl::RsvdVector<ExecSpace, Scalar>;
-  using dmat_t = Impl::RsvdMatrix<ExecSpace, double>;
-  using dvec_t = Impl::RsvdVector<ExecSpace, double>;
+  using umat_t = Impl::UMatrix<ExecSpace, Scalar>;
+  using uvec_t = Impl::UVector<ExecSpace, Scalar>;
+  using dmat_t = Impl::UMatrix<ExecSpace, double>;
+  using dvec_t = Impl::UVector<ExecSpace, double>;
 
   /// Optional per-step wall-clock timing (fences the instance when enabled).
   class StepTimer {
@@ -642,7 +642,7 @@ class RandomizedSVD {
                                "KokkosSketch::RandomizedSVD::Omega32"),
             m_n, m_k);
         materialize(m_space, op, tmp);
-        Impl::rsvd_convert(m_space, tmp, m_omega);
+        Impl::convert_entries(m_space, tmp, m_omega);
         Impl::fence(m_space, "KokkosSketch::RandomizedSVD::Omega");  // tmp is freed here
       }
     } else if (m_proj == ProjectionGemm::shgemm_fp16 || m_proj == ProjectionGemm::shgemm_tf32) {
@@ -694,13 +694,13 @@ class RandomizedSVD {
 
   bool cholesky_qr(const umat_t& X, const umat_t* R) {
     const dmat_t Xd(m_X.data(), X.extent(0), m_k);
-    Impl::rsvd_convert(m_space, X, Xd);
+    Impl::convert_entries(m_space, X, Xd);
     const bool acc = R != nullptr;
     if (!cholqr_fp64(Xd, acc, m_opts.qr == QRMethod::shifted_cholesky_qr3)) {
       return false;  // X untouched: the caller falls back to Householder
     }
-    Impl::rsvd_convert(m_space, Xd, X);
-    if (acc) Impl::rsvd_convert(m_space, dmat_t(m_G.data() + m_k * m_k, m_k, m_k), *R);
+    Impl::convert_entries(m_space, Xd, X);
+    if (acc) Impl::convert_entries(m_space, dmat_t(m_G.data() + m_k * m_k, m_k, m_k), *R);
     return true;
   }
 
@@ -716,7 +716,7 @@ class RandomizedSVD {
     w.R = dmat_t(g + k * k, k, k);
     w.Rcur = dmat_t(g + 2 * k * k, k, k);
     w.Rtmp = dmat_t(g + 3 * k * k, k, k);
-    w.d = Impl::RsvdVector<ExecSpace, double>(g + 4 * k * k, k);
+    w.d = Impl::UVector<ExecSpace, double>(g + 4 * k * k, k);
     bool ok = true;
     if (shifted) {
       ok = Impl::cholqr_pass(m_space, *m_lad, w, Impl::shifted_cholqr_factor(rows, k), acc, true);
@@ -734,12 +734,12 @@ class RandomizedSVD {
     const dmat_t Md(m_X.data(), rows, k), X(m_X2.data(), rows, k);
     const dmat_t G(e, k, k), W(e + k * k + k, k, k);
     const dvec_t lam(e + k * k, k), inv(e + 2 * k * k + k, k), aux(e + 2 * k * k + 2 * k, k);
-    Impl::rsvd_convert(m_space, M, Md);
+    Impl::convert_entries(m_space, M, Md);
     m_lad->gemm("T", "N", 1.0, Md, Md, 0.0, G);  // G = M^T M
     m_lad->syevd(G, lam);                        // ascending eigenvalues
     Impl::rsvd_gram_eigen_order(m_space, G, lam, W, VT, S, inv);
     m_lad->gemm("N", "N", 1.0, Md, W, 0.0, X);  // X = M W = Ul diag(S)
-    Impl::rsvd_scale_columns(m_space, X, inv);
+    Impl::scale_columns(m_space, X, inv);
     // X has nearly orthonormal columns (exactly, in exact arithmetic, where S > 0):
     // CholeskyQR2 keeps each column's direction (R has a positive diagonal).
     if (!cholqr_fp64(X, false, false)) {
@@ -749,9 +749,9 @@ class RandomizedSVD {
       m_lad->geqrf(X, aux);
       Impl::rsvd_diagonal_signs(m_space, X, inv);
       m_lad->orgqr(X, aux);
-      Impl::rsvd_scale_columns(m_space, X, inv);
+      Impl::scale_columns(m_space, X, inv);
     }
-    Impl::rsvd_convert(m_space, X, Ul);
+    Impl::convert_entries(m_space, X, Ul);
   }
 
   ExecSpace m_space;

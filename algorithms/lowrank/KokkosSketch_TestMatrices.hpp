@@ -183,7 +183,7 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
   st = Impl::haar_factor(space, la, st, ones, V);
   auto W = Impl::tm_matrix(space, "KokkosSketch::test_matrix::A", m, n);
   la.gemm("N", "T", 1.0, U, V, 0.0, W);
-  Impl::convert_into(space, W, A);
+  Impl::convert_entries(space, W, A);
   Impl::fence(space, "KokkosSketch::matrix_with_singular_values");  // temporaries are freed here
   return st;
 }
@@ -322,7 +322,7 @@ TestMatrixResult test_matrix_cauchy(const ExecSpace& space, const RNGState& stat
   TestMatrixResult r;
   r.next_state = Impl::cauchy_matrix(space, state, opts.half_width, opts.gamma, C);
   if (!opts.orthogonal_iteration) {
-    Impl::convert_into(space, C, A);
+    Impl::convert_entries(space, C, A);
     Impl::fence(space, "KokkosSketch::test_matrix_cauchy");
     return r;
   }
@@ -337,7 +337,7 @@ TestMatrixResult test_matrix_cauchy(const ExecSpace& space, const RNGState& stat
   la.orgqr(W, tau);                  // W <- Q
   auto T = Impl::tm_matrix(space, "KokkosSketch::test_matrix::RQ", n, n);
   la.gemm("N", "N", 1.0, C, W, 0.0, T);
-  Impl::convert_into(space, T, A);
+  Impl::convert_entries(space, T, A);
   Impl::fence(space, "KokkosSketch::test_matrix_cauchy");  // temporaries are freed here
   return r;
 }

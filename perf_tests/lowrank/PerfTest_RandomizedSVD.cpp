@@ -62,14 +62,14 @@ inline std::string rsvd_matrix_name() {
 }
 
 template <class Space>
-using RsvdMatrix = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
+using UMatrix = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
 template <class Space>
-using RsvdVector = Kokkos::View<float*, typename Space::memory_space>;
+using UVector = Kokkos::View<float*, typename Space::memory_space>;
 
 template <class Space>
 struct RsvdInputs {
-  RsvdMatrix<Space> A, U, V;
-  RsvdVector<Space> S;
+  UMatrix<Space> A, U, V;
+  UVector<Space> S;
   double optimum = 0;  // relative Eckart-Young error (0 when unknown: Cauchy)
 };
 
@@ -83,10 +83,10 @@ RsvdInputs<Space>& rsvd_inputs(const Space& space, const RsvdSize& s, const std:
     auto alloc = [&](const char* label) {
       return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label));
     };
-    in.A = RsvdMatrix<Space>(alloc("KokkosSketch::perf::rsvd::A"), s.m, s.n);
-    in.U = RsvdMatrix<Space>(alloc("KokkosSketch::perf::rsvd::U"), s.m, s.rank);
-    in.V = RsvdMatrix<Space>(alloc("KokkosSketch::perf::rsvd::V"), s.n, s.rank);
-    in.S = RsvdVector<Space>(alloc("KokkosSketch::perf::rsvd::S"), s.rank);
+    in.A = UMatrix<Space>(alloc("KokkosSketch::perf::rsvd::A"), s.m, s.n);
+    in.U = UMatrix<Space>(alloc("KokkosSketch::perf::rsvd::U"), s.m, s.rank);
+    in.V = UMatrix<Space>(alloc("KokkosSketch::perf::rsvd::V"), s.n, s.rank);
+    in.S = UVector<Space>(alloc("KokkosSketch::perf::rsvd::S"), s.rank);
     const RNGState st(20261121u);
     TestMatrixResult r;
     if (kind == "linear") {

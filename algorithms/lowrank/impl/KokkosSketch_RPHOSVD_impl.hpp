@@ -134,17 +134,6 @@ inline std::string dims_string(const TensorDims& d) {
   return s + ")";
 }
 
-/// Unmanaged column-major matrix on raw memory of ExecSpace's memory space, typed for the
-/// instance (KokkosBlas runs on the Views' execution space).
-template <class ExecSpace, class Scalar>
-using UMatrix = Kokkos::View<Scalar**, Kokkos::LayoutLeft,
-                             Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
-                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-/// Unmanaged vector on raw memory, typed for the instance.
-template <class ExecSpace, class Scalar>
-using UVector = Kokkos::View<Scalar*, Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
-                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
 /// Tiled permuting copy B(c, p, s) = X(p, c, s) of column-major arrays, through a 32 x 33
 /// scratch tile so that both the reads of X and the writes of B are contiguous runs (coalesced
 /// on GPUs). One team per 32 x 32 tile of one slab s.

@@ -16,28 +16,6 @@
 namespace KokkosSketch {
 namespace Impl {
 
-/// Column-major matrix on plan-owned raw memory, typed for the instance.
-template <class ExecSpace, class T>
-using RsvdMatrix = Kokkos::View<T**, Kokkos::LayoutLeft,
-                                Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-/// Vector on plan-owned raw memory, typed for the instance.
-template <class ExecSpace, class T>
-using RsvdVector = Kokkos::View<T*, Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-/// dst(i, j) = dst_type(src(i, j)) over dst's extents (a type conversion and/or a copy).
-template <class ExecSpace, class SrcView, class DstView>
-void rsvd_convert(const ExecSpace& space, const SrcView& src, const DstView& dst) {
-  using value_t = typename DstView::non_const_value_type;
-  using policy_t =
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
-  Kokkos::parallel_for(
-      "KokkosSketch::RandomizedSVD::convert",
-      policy_t(space, {0, 0}, {std::int64_t(dst.extent(0)), std::int64_t(dst.extent(1))}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { dst(i, j) = value_t(src(i, j)); });
-}
-
 /// W(i, j) = VT(j, i) for W of extents k x p (the first p rows of VT, transposed).
 template <class ExecSpace, class VTView, class WView>
 void rsvd_transpose_rows(const ExecSpace& space, const VTView& VT, const WView& W) {
@@ -108,17 +86,6 @@ void rsvd_gram_eigen_order(const ExecSpace& space, const GView& G, const LView& 
       });
 }
 
-/// X(i, j) *= d(j).
-template <class ExecSpace, class XView, class DView>
-void rsvd_scale_columns(const ExecSpace& space, const XView& X, const DView& d) {
-  using policy_t =
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
-  Kokkos::parallel_for(
-      "KokkosSketch::RandomizedSVD::scale_columns",
-      policy_t(space, {0, 0}, {std::int64_t(X.extent(0)), std::int64_t(X.extent(1))}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { X(i, j) *= d(j); });
-}
-
 /// d(j) = sign of R(j, j) (+1 for 0), R the upper triangle left by geqrf.
 template <class ExecSpace, class RView, class DView>
 void rsvd_diagonal_signs(const ExecSpace& space, const RView& R, const DView& d) {
@@ -131,12 +98,12 @@ void rsvd_diagonal_signs(const ExecSpace& space, const RView& R, const DView& d)
 /// Workspace of the Cholesky-based orthonormalizations, in FP64.
 template <class ExecSpace>
 struct CholQRWork {
-  RsvdMatrix<ExecSpace, double> X;     ///< rows x k: the matrix being orthonormalized
-  RsvdMatrix<ExecSpace, double> G;     ///< k x k: Gram matrix, then its Cholesky factor
-  RsvdMatrix<ExecSpace, double> R;     ///< k x k: accumulated R (when asked for)
-  RsvdMatrix<ExecSpace, double> Rcur;  ///< k x k: R of the current pass
-  RsvdMatrix<ExecSpace, double> Rtmp;  ///< k x k: product temporary
-  RsvdVector<ExecSpace, double> d;     ///< k: diagonal snapshot for the shift
+  UMatrix<ExecSpace, double> X;     ///< rows x k: the matrix being orthonormalized
+  UMatrix<ExecSpace, double> G;     ///< k x k: Gram matrix, then its Cholesky factor
+  UMatrix<ExecSpace, double> R;     ///< k x k: accumulated R (when asked for)
+  UMatrix<ExecSpace, double> Rcur;  ///< k x k: R of the current pass
+  UMatrix<ExecSpace, double> Rtmp;  ///< k x k: product temporary
+  UVector<ExecSpace, double> d;     ///< k: diagonal snapshot for the shift
 };
 
 /// One CholeskyQR pass on W.X in FP64: G = X^T X (+ shift), G = R^T R, X <- X R^{-1}; with

@@ -44,17 +44,6 @@ void signed_column_scale(const ExecSpace& space, const WView& W, const VView& w,
       KOKKOS_LAMBDA(std::int64_t j) { scale(j) = W(j, j) < 0.0 ? -w(j) : w(j); });
 }
 
-/// W(i, j) *= scale(j).
-template <class ExecSpace, class WView, class VView>
-void scale_columns(const ExecSpace& space, const WView& W, const VView& scale) {
-  using policy_t =
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
-  Kokkos::parallel_for(
-      "KokkosSketch::test_matrix::scale_columns",
-      policy_t(space, {0, 0}, {std::int64_t(W.extent(0)), std::int64_t(W.extent(1))}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { W(i, j) *= scale(j); });
-}
-
 /// Q diag(w): Q the m x k orthonormal factor of the QR (with positive diag(R)) of an m x k
 /// matrix of i.i.d. N(0, 1) entries (DenseOp, Gaussian, unscaled, from `state`): Haar
 /// distributed on the Stiefel manifold (Mezzadri 2007). Returns the operator's next state.
@@ -75,18 +64,6 @@ RNGState haar_factor(const ExecSpace& space, DenseLA<ExecSpace, double>& la, con
   la.orgqr(Q, tau);
   scale_columns(space, Q, scale);
   return G.next_state();
-}
-
-/// A(i, j) = value_type(W(i, j)) for any layout and value type of A.
-template <class ExecSpace, class WView, class AView>
-void convert_into(const ExecSpace& space, const WView& W, const AView& A) {
-  using value_t = typename AView::non_const_value_type;
-  using policy_t =
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
-  Kokkos::parallel_for(
-      "KokkosSketch::test_matrix::convert",
-      policy_t(space, {0, 0}, {std::int64_t(A.extent(0)), std::int64_t(A.extent(1))}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { A(i, j) = value_t(W(i, j)); });
 }
 
 /// C(i, j) = 1 / (|x_i - y_j| + gamma) with x_i = h u_i, y_j = h u_{m + j}, u_l = entry
