@@ -233,21 +233,23 @@ __device__ __forceinline__ void load_a_chunk(const Params& p, float* a32, std::i
   }
 }
 
-/// Issues the cp.async copies of A's tile `t` into `a32`.
-template <bool A_KMAJOR>
+/// Issues the cp.async copies of A's tile `t` into `a32`, by THREADS threads (2048 chunks).
+template <bool A_KMAJOR, int THREADS = kThreads>
 __device__ __forceinline__ void load_a(const Params& p, float* a32, std::int64_t m0,
                                        std::int64_t k0, int tid) {
-#pragma unroll
-  for (int i = 0; i < 8; ++i) load_a_chunk<A_KMAJOR>(p, a32, m0, k0, tid + kThreads * i);
+#pragma unroll 4  // (full unrolling spills in the 40-register wgmma producer)
+  for (int i = 0; i < 2048 / THREADS; ++i)
+    load_a_chunk<A_KMAJOR>(p, a32, m0, k0, tid + THREADS * i);
 }
 
-/// Issues the cp.async copies of B's tile into `b16` ([n][k] or [k][n] layout).
-template <int BM>
+/// Issues the cp.async copies of B's tile into `b16` ([n][k] or [k][n] layout), by THREADS
+/// threads (1024 chunks).
+template <int BM, int THREADS = kThreads>
 __device__ __forceinline__ void load_b(const Params& p, __half* b16, std::int64_t n0,
                                        std::int64_t k0, int tid) {
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int c = tid + kThreads * i;
+#pragma unroll 4  // (full unrolling spills in the 40-register wgmma producer)
+  for (int i = 0; i < 1024 / THREADS; ++i) {
+    const int c = tid + THREADS * i;
     if constexpr (BM == b_kmajor) {
       const int nrow = c >> 3, kc = c & 7;
       const std::int64_t gj = n0 + nrow, gk = k0 + 8 * kc;
@@ -264,33 +266,42 @@ __device__ __forceinline__ void load_b(const Params& p, __half* b16, std::int64_
   }
 }
 
-/// Unpredicated copies of an interior A tile (no edge): per-thread base pointer, constant
-/// strides between the thread's chunks.
-template <bool A_KMAJOR>
+/// Unpredicated copies of an interior A tile (no edge) by THREADS threads: per-thread base
+/// pointer (row tid / 16 or k-row tid / 32 of the tile), constant strides between the thread's
+/// chunks.
+template <bool A_KMAJOR, int THREADS = kThreads>
 __device__ __forceinline__ void load_a_full(const Params& p, float* a32, const float* a_base,
                                             std::int64_t k0, int tid) {
+  constexpr int n = 2048 / THREADS;
   if constexpr (A_KMAJOR) {
+    constexpr int step = THREADS / 16;  // rows per pass
     const float* src = a_base + a_col(k0, p.a_seg, p.a_seg_stride);
     float* dst = a32 + (tid >> 4) * kLdA32K + 4 * (tid & 15);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) cp_async16(dst + i * 16 * kLdA32K, src + i * 16 * p.lda, 16);
+    for (int i = 0; i < n; ++i)
+      cp_async16(dst + i * step * kLdA32K, src + i * step * p.lda, 16);
   } else {
+    constexpr int step = THREADS / 32;  // k-rows per pass
     const float* src = a_base + k0 * p.lda;
     float* dst = a32 + (tid >> 5) * kLdA32M + 4 * (tid & 31);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) cp_async16(dst + i * 8 * kLdA32M, src + i * 8 * p.lda, 16);
+    for (int i = 0; i < n; ++i)
+      cp_async16(dst + i * step * kLdA32M, src + i * step * p.lda, 16);
   }
 }
-template <int BM>
+template <int BM, int THREADS = kThreads>
 __device__ __forceinline__ void load_b_full(const Params& p, __half* b16,
                                             const std::uint16_t* b_base, std::int64_t k0,
                                             int tid) {
   if constexpr (BM == b_kmajor) {
+    constexpr int step = THREADS / 8;  // n-rows per pass
     const std::uint16_t* src = b_base + k0;
     __half* dst = b16 + swz64(tid >> 3, 8 * (tid & 7));
 #pragma unroll
-    for (int i = 0; i < 4; ++i) cp_async16(dst + i * 32 * 64, src + i * 32 * p.ldb, 16);
+    for (int i = 0; i < 1024 / THREADS; ++i)
+      cp_async16(dst + i * step * 64, src + i * step * p.ldb, 16);
   } else {
+    static_assert(THREADS == kThreads, "n-major B tiles are copied by the mma.sync kernel only");
     const std::uint16_t* src = b_base + k0 * p.ldb;
     __half* dst = b16 + swz128(tid >> 4, 8 * (tid & 15));
 #pragma unroll
@@ -789,38 +800,14 @@ __device__ __forceinline__ void wg_load(const Params& p, float* a32, __half* b16
                                         const float* a_base, const std::uint16_t* b_base,
                                         std::int64_t m0, std::int64_t n0, std::int64_t k0,
                                         bool a_full, bool b_full, int tid) {
-  if (a_full) {
-    if constexpr (A_KMAJOR) {
-      const float* src = a_base + a_col(k0, p.a_seg, p.a_seg_stride);
-      float* dst = a32 + (tid >> 4) * kLdA32K + 4 * (tid & 15);
-#pragma unroll
-      for (int i = 0; i < 16; ++i) cp_async16(dst + i * 8 * kLdA32K, src + i * 8 * p.lda, 16);
-    } else {
-      const float* src = a_base + k0 * p.lda;
-      float* dst = a32 + (tid >> 5) * kLdA32M + 4 * (tid & 31);
-#pragma unroll
-      for (int i = 0; i < 16; ++i) cp_async16(dst + i * 4 * kLdA32M, src + i * 4 * p.lda, 16);
-    }
-  } else {
-#pragma unroll 4
-    for (int i = 0; i < 16; ++i) load_a_chunk<A_KMAJOR>(p, a32, m0, k0, tid + 128 * i);
-  }
-  if (b_full) {
-    const std::uint16_t* src = b_base + k0;
-    __half* dst = b16 + swz64(tid >> 3, 8 * (tid & 7));
-#pragma unroll
-    for (int i = 0; i < 8; ++i) cp_async16(dst + i * 16 * 64, src + i * 16 * p.ldb, 16);
-  } else {
-#pragma unroll 4
-    for (int i = 0; i < 8; ++i) {
-      const int c = tid + 128 * i;
-      const int nrow = c >> 3, kc = c & 7;
-      const std::int64_t gj = n0 + nrow, gk = k0 + 8 * kc;
-      const std::int64_t valid = gj < p.n ? imin(imax(p.k - gk, 0), 8) : 0;
-      const std::uint16_t* src = valid > 0 ? p.B + gj * p.ldb + gk : p.B;
-      cp_async16(b16 + swz64(nrow, 8 * kc), src, int(valid * 2));
-    }
-  }
+  if (a_full)
+    load_a_full<A_KMAJOR, 128>(p, a32, a_base, k0, tid);
+  else
+    load_a<A_KMAJOR, 128>(p, a32, m0, k0, tid);
+  if (b_full)
+    load_b_full<b_kmajor, 128>(p, b16, b_base, k0, tid);
+  else
+    load_b<b_kmajor, 128>(p, b16, n0, k0, tid);
 }
 
 /// Splits x (already scaled) into FP16 hi (round to nearest) and lo = fp16(x - hi).
