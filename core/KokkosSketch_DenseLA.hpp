@@ -56,6 +56,21 @@ enum class SvdDriver {
   qr_iteration
 };
 
+/// \brief A batch of `count` column-major matrices of equal extents in one buffer: matrix i
+/// is the rows x cols array with leading dimension `ld` at `data + i * stride`.
+template <class Scalar>
+struct MatrixBatch {
+  Scalar* data = nullptr;
+  std::int64_t rows = 0, cols = 0, ld = 0, stride = 0;
+  int count = 0;
+};
+
+/// The same batch, read-only.
+template <class Scalar>
+MatrixBatch<const Scalar> const_batch(const MatrixBatch<Scalar>& b) {
+  return MatrixBatch<const Scalar>{b.data, b.rows, b.cols, b.ld, b.stride, b.count};
+}
+
 /// Dense LA backend for one execution space; specialized in backends/openmp (every host
 /// space) and backends/cuda (Kokkos::Cuda). Backends provide, on raw column-major arrays
 /// with 32-bit extents (LAPACK's integers):
@@ -68,6 +83,14 @@ enum class SvdDriver {
 ///   bool potrf(const ExecSpace&, int n, Scalar* A, int lda);  // upper; true iff info == 0
 ///   void potrf_deferred(const ExecSpace&, int n, Scalar* A, int lda);  // info kept pending
 ///   std::vector<int> deferred_infos(const ExecSpace&);  // pending infos in order; clears
+///   // Batches (count >= 1 matrices at a fixed stride; asynchronous like the single calls):
+///   void gram_batched(const ExecSpace&, int m, int n, const Scalar* X, int ldx,
+///                     std::int64_t sx, Scalar* G, int ldg, std::int64_t sg, int count);
+///                                     // upper triangle of G_i <- X_i^T X_i (X_i m x n)
+///   void potrf_batched_deferred(const ExecSpace&, int n, Scalar* A, int lda, std::int64_t sa,
+///                               int count);   // count pending infos, in batch order
+///   void trsm_batched(const ExecSpace&, Side, Trans, int m, int n, const Scalar* R, int ldr,
+///                     std::int64_t sr, Scalar* B, int ldb, std::int64_t sb, int count);
 ///   void gesvd(const ExecSpace&, SvdDriver, int m, int n, Scalar* A, int lda, Scalar* S,
 ///              Scalar* U, int ldu, Scalar* VT, int ldvt);    // thin, any m, n; A destroyed
 ///   void syevd(const ExecSpace&, int n, Scalar* A, int lda, Scalar* W);  // upper, vectors
@@ -366,6 +389,65 @@ class DenseLA {
     m_backend.potrf_deferred(m_space, n, A.data(), to_lapack_int(f, ld(A), "lda"));
   }
 
+  /// \brief Gram matrices of a batch: the upper triangle of G_i is set to X_i^T X_i for the
+  /// m x n matrices X_i (cuBLAS strided-batched GEMM on CUDA, BLAS xSYRK per matrix on host
+  /// spaces). The strict lower triangles of the G_i are unspecified afterwards.
+  /// \param [in] X the batch of m x n matrices
+  /// \param [out] G a batch of n x n matrices, as many as X holds
+  /// \throws Error on mismatched extents or counts, overlapping matrices, or extents beyond
+  ///   32-bit integers
+  void gram_batched(const MatrixBatch<const Scalar>& X, const MatrixBatch<Scalar>& G) {
+    const char* f = "DenseLA::gram_batched";
+    check_batch(f, "X", X);
+    check_batch(f, "G", G);
+    KOKKOSSKETCH_THROW_IF(G.rows != X.cols || G.cols != X.cols || G.count != X.count, f,
+                          "G holds ", G.count, " matrices of ", G.rows, " x ", G.cols,
+                          " but X holds ", X.count, " of ", X.rows, " x ", X.cols,
+                          " (G_i must be ", X.cols, " x ", X.cols, ")");
+    if (X.count == 0 || X.cols == 0) return;
+    m_backend.gram_batched(m_space, to_lapack_int(f, X.rows, "m"), to_lapack_int(f, X.cols, "n"),
+                           X.data, to_lapack_int(f, X.ld, "ldx"), X.stride, G.data,
+                           to_lapack_int(f, G.ld, "ldg"), G.stride, G.count);
+  }
+
+  /// \brief potrf_deferred() on each matrix of a batch, as one call (cuSOLVER
+  /// xPOTRFBatched on CUDA, LAPACK per matrix on host spaces): `A.count` infos are left
+  /// pending, in batch order, for deferred_infos().
+  /// \param [in,out] A a batch of n x n matrices, upper triangles read and factored
+  /// \throws Error if the matrices are not square or empty, or overlap
+  void potrf_batched_deferred(const MatrixBatch<Scalar>& A) {
+    const char* f = "DenseLA::potrf_batched_deferred";
+    check_batch(f, "A", A);
+    KOKKOSSKETCH_THROW_IF(A.rows == 0 || A.cols != A.rows, f, "the matrices are ", A.rows, " x ",
+                          A.cols, "; Cholesky needs nonempty square matrices");
+    if (A.count == 0) return;
+    m_backend.potrf_batched_deferred(m_space, to_lapack_int(f, A.rows, "n"), A.data,
+                                     to_lapack_int(f, A.ld, "lda"), A.stride, A.count);
+  }
+
+  /// \brief trsm() on each pair (R_i, B_i) of two batches (cuBLAS xTRSMBatched on CUDA, BLAS
+  /// per matrix on host spaces): B_i <- op(R_i)^{-1} B_i (left) or B_i op(R_i)^{-1} (right),
+  /// R_i upper triangular.
+  /// \param [in] R a batch of n x n matrices (upper triangles read)
+  /// \param [in,out] B a batch of m x n (right) or n x m (left) matrices, as many as R holds
+  /// \throws Error on mismatched extents or counts, or overlapping matrices
+  void trsm_batched(Side side, Trans trans, const MatrixBatch<const Scalar>& R,
+                    const MatrixBatch<Scalar>& B) {
+    const char* f = "DenseLA::trsm_batched";
+    check_batch(f, "R", R);
+    check_batch(f, "B", B);
+    const std::int64_t n = R.rows;
+    KOKKOSSKETCH_THROW_IF(R.cols != n || (side == Side::left ? B.rows : B.cols) != n ||
+                              B.count != R.count,
+                          f, "B holds ", B.count, " matrices of ", B.rows, " x ", B.cols,
+                          " and R ", R.count, " of ", R.rows, " x ", R.cols,
+                          (side == Side::left ? " (left" : " (right"), " side)");
+    if (B.count == 0 || B.rows == 0 || B.cols == 0) return;
+    m_backend.trsm_batched(m_space, side, trans, to_lapack_int(f, B.rows, "m"),
+                           to_lapack_int(f, B.cols, "n"), R.data, to_lapack_int(f, R.ld, "ldr"),
+                           R.stride, B.data, to_lapack_int(f, B.ld, "ldb"), B.stride, B.count);
+  }
+
   /// \brief The infos of the potrf_deferred() calls since the last call, in call order
   /// (0: success, > 0: not positive definite), and clears them. Waits for the instance on
   /// CUDA (one read-back for all of them).
@@ -560,6 +642,19 @@ class DenseLA {
     KOKKOSSKETCH_THROW_IF(n == 0 || std::int64_t(A.extent(1)) != n, f, "A is ", A.extent(0),
                           " x ", A.extent(1), "; Cholesky needs a nonempty square matrix");
     return to_lapack_int(f, n, "n");
+  }
+  /// Checks a batch's description: nonnegative extents, ld >= rows, matrices that do not
+  /// overlap (stride >= ld * cols), a non-null buffer when it holds entries.
+  template <class T>
+  static void check_batch(const char* f, const char* name, const MatrixBatch<T>& b) {
+    KOKKOSSKETCH_THROW_IF(b.rows < 0 || b.cols < 0 || b.count < 0, f, name, ": ", b.count,
+                          " matrices of ", b.rows, " x ", b.cols, " (negative extent)");
+    KOKKOSSKETCH_THROW_IF(b.ld < (b.rows > 0 ? b.rows : 1), f, name, ": leading dimension ",
+                          b.ld, " < ", b.rows, " rows");
+    KOKKOSSKETCH_THROW_IF(b.count > 1 && b.stride < b.ld * b.cols, f, name, ": stride ",
+                          b.stride, " < ", b.ld * b.cols, " (the matrices overlap)");
+    KOKKOSSKETCH_THROW_IF(b.data == nullptr && b.count > 0 && b.rows > 0 && b.cols > 0, f, name,
+                          ": null data");
   }
   template <class AView, class TauView>
   static constexpr void static_check_factor() {

@@ -20,6 +20,7 @@
 #include <cusolverDn.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -54,6 +55,23 @@ struct CudaLapack<float> {
     const float one = 1.0f;
     return cublasStrsm(h, s, CUBLAS_FILL_MODE_UPPER, t, CUBLAS_DIAG_NON_UNIT, m, n, &one, R,
                        ldr, B, ldb);
+  }
+  static cublasStatus_t gram_batched(cublasHandle_t h, int m, int n, const float* X, int ldx,
+                                     long long sx, float* G, int ldg, long long sg, int count) {
+    const float one = 1, zero = 0;
+    return cublasSgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, m, &one, X, ldx, sx, X,
+                                     ldx, sx, &zero, G, ldg, sg, count);
+  }
+  static cublasStatus_t trsm_batched(cublasHandle_t h, cublasSideMode_t s, cublasOperation_t t,
+                                     int m, int n, const float* const* R, int ldr,
+                                     float* const* B, int ldb, int count) {
+    const float one = 1;
+    return cublasStrsmBatched(h, s, CUBLAS_FILL_MODE_UPPER, t, CUBLAS_DIAG_NON_UNIT, m, n, &one,
+                              R, ldr, B, ldb, count);
+  }
+  static cusolverStatus_t potrf_batched(cusolverDnHandle_t h, int n, float** A, int lda,
+                                        int* info, int count) {
+    return cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, n, A, lda, info, count);
   }
   static cusolverStatus_t potrf_buffer(cusolverDnHandle_t h, int n, float* A, int lda,
                                        int* lwork) {
@@ -108,6 +126,23 @@ struct CudaLapack<double> {
     const double one = 1.0;
     return cublasDtrsm(h, s, CUBLAS_FILL_MODE_UPPER, t, CUBLAS_DIAG_NON_UNIT, m, n, &one, R,
                        ldr, B, ldb);
+  }
+  static cublasStatus_t gram_batched(cublasHandle_t h, int m, int n, const double* X, int ldx,
+                                     long long sx, double* G, int ldg, long long sg, int count) {
+    const double one = 1, zero = 0;
+    return cublasDgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, m, &one, X, ldx, sx, X,
+                                     ldx, sx, &zero, G, ldg, sg, count);
+  }
+  static cublasStatus_t trsm_batched(cublasHandle_t h, cublasSideMode_t s, cublasOperation_t t,
+                                     int m, int n, const double* const* R, int ldr,
+                                     double* const* B, int ldb, int count) {
+    const double one = 1;
+    return cublasDtrsmBatched(h, s, CUBLAS_FILL_MODE_UPPER, t, CUBLAS_DIAG_NON_UNIT, m, n, &one,
+                              R, ldr, B, ldb, count);
+  }
+  static cusolverStatus_t potrf_batched(cusolverDnHandle_t h, int n, double** A, int lda,
+                                        int* info, int count) {
+    return cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, n, A, lda, info, count);
   }
   static cusolverStatus_t potrf_buffer(cusolverDnHandle_t h, int n, double* A, int lda,
                                        int* lwork) {
@@ -211,11 +246,7 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   /// potrf whose devInfo goes to slot m_npending of a device array (no read-back); when the
   /// array is full, the pending infos are read first (one wait).
   void potrf_deferred(const Kokkos::Cuda& space, int n, Scalar* A, int lda) {
-    constexpr int capacity = 32;
-    if (m_infos.extent(0) == 0)
-      m_infos = Kokkos::View<int*, Kokkos::CudaSpace>(
-          Kokkos::view_alloc(space, "KokkosSketch::DenseLA::devInfos"), capacity);
-    if (m_npending == capacity) flush_infos(space);
+    reserve_infos(space, 1);
     int lwork = 0;
     check(lib::potrf_buffer(m_solver, n, A, lda, &lwork), "cusolverDn<S|D>potrf_bufferSize");
     Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
@@ -223,6 +254,46 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     check(lib::potrf(m_solver, n, A, lda, work, lwork, m_infos.data() + m_npending),
           "cusolverDn<S|D>potrf");
     ++m_npending;
+  }
+
+  void gram_batched(const Kokkos::Cuda&, int m, int n, const Scalar* X, int ldx,
+                    std::int64_t sx, Scalar* G, int ldg, std::int64_t sg, int count) {
+    const cublasStatus_t st = lib::gram_batched(m_blas, m, n, X, ldx, (long long)sx, G, ldg,
+                                                (long long)sg, count);
+    KOKKOSSKETCH_THROW_IF(st != CUBLAS_STATUS_SUCCESS, "DenseLA::gram_batched",
+                          "cublas<S|D>gemmStridedBatched failed with status ", int(st));
+  }
+
+  /// One matrix: potrf_deferred (cuSOLVER's single-matrix potrf was measured faster than its
+  /// batched one for one matrix); more: xPOTRFBatched, the infos to consecutive slots.
+  void potrf_batched_deferred(const Kokkos::Cuda& space, int n, Scalar* A, int lda,
+                              std::int64_t sa, int count) {
+    if (count == 1) {
+      potrf_deferred(space, n, A, lda);
+      return;
+    }
+    reserve_infos(space, count);
+    Scalar** a = pointers(space, 0, A, sa, count);
+    check(lib::potrf_batched(m_solver, n, a, lda, m_infos.data() + m_npending, count),
+          "cusolverDn<S|D>potrfBatched");
+    m_npending += count;
+  }
+
+  void trsm_batched(const Kokkos::Cuda& space, Side side, Trans trans, int m, int n,
+                    const Scalar* R, int ldr, std::int64_t sr, Scalar* B, int ldb,
+                    std::int64_t sb, int count) {
+    if (count == 1) {
+      trsm(space, side, trans, m, n, R, ldr, B, ldb);
+      return;
+    }
+    Scalar** r = pointers(space, 1, const_cast<Scalar*>(R), sr, count);
+    Scalar** b = pointers(space, 2, B, sb, count);
+    const cublasStatus_t st =
+        lib::trsm_batched(m_blas, side == Side::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
+                          trans == Trans::none ? CUBLAS_OP_N : CUBLAS_OP_T, m, n, r, ldr, b, ldb,
+                          count);
+    KOKKOSSKETCH_THROW_IF(st != CUBLAS_STATUS_SUCCESS, "DenseLA::trsm_batched",
+                          "cublas<S|D>trsmBatched failed with status ", int(st));
   }
 
   std::vector<int> deferred_infos(const Kokkos::Cuda& space) {
@@ -307,6 +378,44 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     fence(space, "KokkosSketch::DenseLA::devInfo");
     return info;
   }
+  /// Room for `count` more pending infos: the device array is allocated (at least 32 slots)
+  /// or grown on first need, after reading back the infos it holds (one wait).
+  void reserve_infos(const Kokkos::Cuda& space, int count) {
+    const int capacity = int(m_infos.extent(0));
+    if (m_npending + count <= capacity) return;
+    flush_infos(space);
+    if (count > capacity) {
+      fence(space, "KokkosSketch::DenseLA::grow_devInfos");
+      m_infos = Kokkos::View<int*, Kokkos::CudaSpace>(
+          Kokkos::view_alloc(space, "KokkosSketch::DenseLA::devInfos"), count > 32 ? count : 32);
+    }
+  }
+  /// Device array of the `count` pointers base + i * stride in slot `slot` (0: potrf, 1 and 2:
+  /// trsm), filled on the instance; reused as it is when the slot already holds them.
+  Scalar** pointers(const Kokkos::Cuda& space, int slot, Scalar* base, std::int64_t stride,
+                    int count) {
+    PointerSlot& ps = m_slots[slot];
+    if (ps.ptrs.extent(0) < std::size_t(count)) {
+      fence(space, "KokkosSketch::DenseLA::grow_pointer_array");
+      ps = PointerSlot{};
+      ps.ptrs = Kokkos::View<std::uintptr_t*, Kokkos::CudaSpace>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                             std::string("KokkosSketch::DenseLA::pointer_array")),
+          std::size_t(count));
+    }
+    if (ps.base != base || ps.stride != stride || ps.count != count) {
+      const auto p = ps.ptrs;
+      const std::uintptr_t b = reinterpret_cast<std::uintptr_t>(base);
+      const std::uintptr_t step = std::uintptr_t(stride) * sizeof(Scalar);
+      Kokkos::parallel_for(
+          "KokkosSketch::DenseLA::pointer_array", Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, count),
+          KOKKOS_LAMBDA(int i) { p(i) = b + std::uintptr_t(i) * step; });
+      ps.base = base;
+      ps.stride = stride;
+      ps.count = count;
+    }
+    return reinterpret_cast<Scalar**>(ps.ptrs.data());
+  }
   /// Appends the pending deferred infos to m_flushed (one read-back) and clears them.
   void flush_infos(const Kokkos::Cuda& space) {
     if (m_npending == 0) return;
@@ -345,6 +454,14 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   cublasHandle_t m_blas = nullptr;
   Kokkos::View<int, Kokkos::CudaSpace> m_info;
   Kokkos::View<int*, Kokkos::CudaSpace> m_infos;  ///< devInfos of potrf_deferred
+  /// A device array of matrix pointers for the batched calls, and the batch it holds.
+  struct PointerSlot {
+    Kokkos::View<std::uintptr_t*, Kokkos::CudaSpace> ptrs;  ///< the pointers, as integers
+    Scalar* base = nullptr;
+    std::int64_t stride = 0;
+    int count = 0;
+  };
+  PointerSlot m_slots[3];
   int m_npending = 0;
   std::vector<int> m_flushed;
   Kokkos::View<Scalar*, Kokkos::CudaSpace> m_work;  ///< cuSOLVER workspace (grow-only)

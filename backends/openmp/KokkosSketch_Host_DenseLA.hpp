@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Host_DenseLA.hpp
 /// \brief Host backend of Impl::DenseLA: LAPACK xGEQRF/xORGQR, xPOTRF, xGESDD/xGESVD, xSYEVD and
-/// BLAS xTRSM, for every execution space whose memory the host can access (Serial, OpenMP,
+/// BLAS xTRSM, xSYRK, for every execution space whose memory the host can access (Serial, OpenMP,
 /// Threads).
 ///
 /// LAPACK runs synchronously on the calling thread, so each call first fences the
@@ -60,6 +60,14 @@ void kokkossketch_dtrsm(const char* side, const char* uplo, const char* transa,
                         const double* a, const int* lda, double* b, const int* ldb,
                         std::size_t, std::size_t, std::size_t, std::size_t)
     KOKKOSSKETCH_FORTRAN_SYMBOL(dtrsm);
+void kokkossketch_ssyrk(const char* uplo, const char* trans, const int* n, const int* k,
+                        const float* alpha, const float* a, const int* lda, const float* beta,
+                        float* c, const int* ldc, std::size_t, std::size_t)
+    KOKKOSSKETCH_FORTRAN_SYMBOL(ssyrk);
+void kokkossketch_dsyrk(const char* uplo, const char* trans, const int* n, const int* k,
+                        const double* alpha, const double* a, const int* lda, const double* beta,
+                        double* c, const int* ldc, std::size_t, std::size_t)
+    KOKKOSSKETCH_FORTRAN_SYMBOL(dsyrk);
 void kokkossketch_spotrf(const char* uplo, const int* n, float* a, const int* lda, int* info,
                          std::size_t) KOKKOSSKETCH_FORTRAN_SYMBOL(spotrf);
 void kokkossketch_dpotrf(const char* uplo, const int* n, double* a, const int* lda, int* info,
@@ -113,6 +121,12 @@ struct HostLapack<float> {
     const char uplo = 'U', diag = 'N';
     kokkossketch_strsm(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
   }
+  /// Upper triangle of C (n x n) <- A^T A, A k x n.
+  static void gram(int n, int k, const float* a, int lda, float* c, int ldc) {
+    const float one = 1, zero = 0;
+    const char uplo = 'U', trans = 'T';
+    kokkossketch_ssyrk(&uplo, &trans, &n, &k, &one, a, &lda, &zero, c, &ldc, 1, 1);
+  }
   static void potrf(int n, float* a, int lda, int* info) {
     const char uplo = 'U';
     kokkossketch_spotrf(&uplo, &n, a, &lda, info, 1);
@@ -151,6 +165,12 @@ struct HostLapack<double> {
     const double one = 1.0;
     const char uplo = 'U', diag = 'N';
     kokkossketch_dtrsm(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
+  }
+  /// Upper triangle of C (n x n) <- A^T A, A k x n.
+  static void gram(int n, int k, const double* a, int lda, double* c, int ldc) {
+    const double one = 1, zero = 0;
+    const char uplo = 'U', trans = 'T';
+    kokkossketch_dsyrk(&uplo, &trans, &n, &k, &one, a, &lda, &zero, c, &ldc, 1, 1);
   }
   static void potrf(int n, double* a, int lda, int* info) {
     const char uplo = 'U';
@@ -232,6 +252,23 @@ struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSp
     int info = 0;
     lapack::potrf(n, A, lda, &info);
     m_pending.push_back(info);
+  }
+
+  void gram_batched(const ExecSpace& space, int m, int n, const Scalar* X, int ldx,
+                    std::int64_t sx, Scalar* G, int ldg, std::int64_t sg, int count) {
+    fence(space, "KokkosSketch::DenseLA::gram_batched[blas]");
+    for (int i = 0; i < count; ++i) lapack::gram(n, m, X + i * sx, ldx, G + i * sg, ldg);
+  }
+
+  void potrf_batched_deferred(const ExecSpace& space, int n, Scalar* A, int lda,
+                              std::int64_t sa, int count) {
+    for (int i = 0; i < count; ++i) potrf_deferred(space, n, A + i * sa, lda);
+  }
+
+  void trsm_batched(const ExecSpace& space, Side side, Trans trans, int m, int n,
+                    const Scalar* R, int ldr, std::int64_t sr, Scalar* B, int ldb,
+                    std::int64_t sb, int count) {
+    for (int i = 0; i < count; ++i) trsm(space, side, trans, m, n, R + i * sr, ldr, B + i * sb, ldb);
   }
 
   std::vector<int> deferred_infos(const ExecSpace&) {

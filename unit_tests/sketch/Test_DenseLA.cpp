@@ -4,7 +4,8 @@
 // references, Cholesky R^T R = A and its failure on indefinite input, the thin SVD
 // (reconstruction, orthonormal factors, singular values against LAPACK dgesvd in FP64) for
 // tall, wide and square matrices with both drivers, the symmetric eigendecomposition against
-// prescribed eigenvalues, rank-deficiency detection, bad extents.
+// prescribed eigenvalues, rank-deficiency detection, bad extents; the batched Gram, Cholesky
+// and triangular-solve calls against the same references, one info per matrix in order.
 #include <KokkosSketch_DenseLA.hpp>
 #include <KokkosSketch_SketchTestUtils.hpp>
 #include <KokkosSketch_TestUtils.hpp>
@@ -266,6 +267,146 @@ TYPED_TEST(DenseLATest, PotrfReportsIndefiniteMatrix) {
   // A zero matrix is positive semidefinite but not definite.
   Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> Z("Z", 3, 3);
   EXPECT_FALSE(la.potrf(Z));
+}
+
+/// Batched Gram matrices, Cholesky factorizations and triangular solves (the steps of a
+/// batched CholeskyQR) on `count` m x n matrices stored with padding (ld > rows, stride >
+/// ld * cols) against FP64 host references: G_i = X_i^T X_i, infos all 0, Q_i = X_i R_i^{-1}
+/// with orthonormal columns and Q_i R_i = X_i, left solves R_i^{-1} B_i; the padding is never
+/// written and G's initial NaNs are never read.
+template <class Space, class Scalar>
+void check_batched_cholesky_qr(std::int64_t m, std::int64_t n, int count, double tol) {
+  using mem = typename Space::memory_space;
+  const std::int64_t ldx = m + 3, sx = ldx * n + 5, ldg = n + 1, sg = ldg * n + 2, r = 2;
+  const std::int64_t ldb = n + 2, sb = ldb * r + 1;
+  const double pad = 7.0;
+  std::vector<double> x(std::size_t(count * sx), pad), b(std::size_t(count * sb), pad);
+  for (int i = 0; i < count; ++i) {
+    const auto a = random_data(m, n, 40u + unsigned(i));  // row-major
+    for (std::int64_t row = 0; row < m; ++row)
+      for (std::int64_t col = 0; col < n; ++col)
+        x[std::size_t(i * sx + col * ldx + row)] = double(Scalar(a[std::size_t(row * n + col)]));
+    const auto c = random_data(n, r, 60u + unsigned(i));
+    for (std::int64_t row = 0; row < n; ++row)
+      for (std::int64_t col = 0; col < r; ++col)
+        b[std::size_t(i * sb + col * ldb + row)] = double(Scalar(c[std::size_t(row * r + col)]));
+  }
+  auto upload = [](const std::vector<double>& h, const char* label) {
+    Kokkos::View<Scalar*, mem> v(std::string(label), h.size());
+    auto hv = Kokkos::create_mirror_view(v);
+    for (std::size_t i = 0; i < h.size(); ++i) hv(i) = Scalar(h[i]);
+    Kokkos::deep_copy(v, hv);
+    return v;
+  };
+  auto download = [](const Kokkos::View<Scalar*, mem>& v) {
+    auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+    std::vector<double> h(v.extent(0));
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = double(hv(i));
+    return h;
+  };
+  auto X = upload(x, "X"), B = upload(b, "B");
+  auto G = upload(std::vector<double>(std::size_t(count * sg),
+                                      std::numeric_limits<double>::quiet_NaN()),
+                  "G");
+  Impl::DenseLA<Space, Scalar> la(Space{});
+  const Impl::MatrixBatch<Scalar> Xb{X.data(), m, n, ldx, sx, count};
+  const Impl::MatrixBatch<Scalar> Gb{G.data(), n, n, ldg, sg, count};
+  const Impl::MatrixBatch<Scalar> Bb{B.data(), n, r, ldb, sb, count};
+  la.gram_batched(Impl::const_batch(Xb), Gb);
+  const auto g = download(G);
+  for (int i = 0; i < count; ++i)
+    for (std::int64_t p = 0; p < n; ++p)
+      for (std::int64_t q = p; q < n; ++q) {
+        double want = 0;
+        for (std::int64_t row = 0; row < m; ++row)
+          want += x[std::size_t(i * sx + p * ldx + row)] * x[std::size_t(i * sx + q * ldx + row)];
+        EXPECT_NEAR(g[std::size_t(i * sg + q * ldg + p)], want, tol * double(m))
+            << "G_" << i << "(" << p << ", " << q << ")";
+      }
+  la.potrf_batched_deferred(Gb);
+  la.trsm_batched(Side::right, Trans::none, Impl::const_batch(Gb), Xb);
+  la.trsm_batched(Side::left, Trans::none, Impl::const_batch(Gb), Bb);
+  const std::vector<int> infos = la.deferred_infos();
+  ASSERT_EQ(infos.size(), std::size_t(count));
+  for (int i = 0; i < count; ++i) EXPECT_EQ(infos[std::size_t(i)], 0) << i;
+  const auto q = download(X), rr = download(G), sol = download(B);
+  for (int i = 0; i < count; ++i) {
+    auto Q = [&](std::int64_t row, std::int64_t col) { return q[std::size_t(i * sx + col * ldx + row)]; };
+    auto R = [&](std::int64_t row, std::int64_t col) {
+      return row <= col ? rr[std::size_t(i * sg + col * ldg + row)] : 0.0;
+    };
+    for (std::int64_t p = 0; p < n; ++p)
+      for (std::int64_t c = 0; c < n; ++c) {
+        double qtq = 0, qr = 0;
+        for (std::int64_t row = 0; row < m; ++row) qtq += Q(row, p) * Q(row, c);
+        for (std::int64_t l = 0; l < n; ++l) qr += Q(p, l) * R(l, c);  // (Q R)(p, c), p < m
+        EXPECT_NEAR(qtq, p == c ? 1.0 : 0.0, tol) << "Q_" << i << "^T Q_" << i;
+        EXPECT_NEAR(qr, x[std::size_t(i * sx + c * ldx + p)], tol) << "Q_" << i << " R_" << i;
+      }
+    for (std::int64_t row = 0; row < n; ++row)  // R_i * solution = B_i
+      for (std::int64_t col = 0; col < r; ++col) {
+        double rb = 0;
+        for (std::int64_t l = 0; l < n; ++l) rb += R(row, l) * sol[std::size_t(i * sb + col * ldb + l)];
+        EXPECT_NEAR(rb, b[std::size_t(i * sb + col * ldb + row)], tol) << "R_" << i << " B_" << i;
+      }
+  }
+  for (std::size_t e = 0; e < x.size(); ++e) {  // padding untouched
+    const std::int64_t off = std::int64_t(e) % sx;
+    if (off >= ldx * n || off % ldx >= m) EXPECT_EQ(q[e], pad) << e;
+  }
+}
+
+TYPED_TEST(DenseLATest, BatchedCholeskyQRMatchesReferences) {
+  using Space = TypeParam;
+  check_batched_cholesky_qr<Space, double>(40, 7, 3, 1e-12);
+  check_batched_cholesky_qr<Space, double>(40, 7, 1, 1e-12);
+  check_batched_cholesky_qr<Space, float>(40, 7, 3, 2e-5);
+}
+
+TYPED_TEST(DenseLATest, BatchedPotrfReportsEachMatrix) {
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  const std::int64_t n = 9;
+  const int count = 3;
+  Kokkos::View<double*, mem> G("G", std::size_t(count * n * n));
+  auto h = Kokkos::create_mirror_view(G);
+  for (int i = 0; i < count; ++i) {
+    auto g = spd_matrix(n, 70u + unsigned(i));
+    if (i == 1) {  // indefinite trailing block in the middle matrix
+      for (std::int64_t j = 0; j < n; ++j) g[std::size_t(6 * n + j)] = g[std::size_t(j * n + 6)] = 0.0;
+      g[std::size_t(6 * n + 6)] = -1.0;
+    }
+    for (std::int64_t e = 0; e < n * n; ++e) h(std::size_t(i * n * n + e)) = g[std::size_t(e)];
+  }
+  Kokkos::deep_copy(G, h);
+  Impl::DenseLA<Space, double> la(Space{});
+  // Twice, so that the pending infos of two calls keep their order.
+  la.potrf_batched_deferred(Impl::MatrixBatch<double>{G.data(), n, n, n, n * n, count});
+  Kokkos::deep_copy(G, h);
+  la.potrf_batched_deferred(Impl::MatrixBatch<double>{G.data(), n, n, n, n * n, count});
+  const std::vector<int> infos = la.deferred_infos();
+  ASSERT_EQ(infos.size(), std::size_t(2 * count));
+  for (int c = 0; c < 2; ++c) {
+    EXPECT_EQ(infos[std::size_t(c * count)], 0);
+    EXPECT_GT(infos[std::size_t(c * count + 1)], 0);
+    EXPECT_EQ(infos[std::size_t(c * count + 2)], 0);
+  }
+  EXPECT_TRUE(la.deferred_infos().empty());
+  // Bad descriptions.
+  const Impl::MatrixBatch<double> ok{G.data(), n, n, n, n * n, count};
+  Impl::MatrixBatch<double> bad = ok;
+  bad.stride = n * n - 1;  // overlapping
+  EXPECT_THROW(la.potrf_batched_deferred(bad), Error);
+  bad = ok;
+  bad.cols = n - 1;  // not square
+  EXPECT_THROW(la.potrf_batched_deferred(bad), Error);
+  bad = ok;
+  bad.ld = n - 1;
+  EXPECT_THROW(la.gram_batched(Impl::const_batch(ok), bad), Error);
+  bad = ok;
+  bad.count = count - 1;  // G count differs from X's
+  EXPECT_THROW(la.gram_batched(Impl::const_batch(ok), bad), Error);
+  EXPECT_THROW(la.trsm_batched(Side::right, Trans::none, Impl::const_batch(ok), bad), Error);
 }
 
 /// Checks A = U diag(S) VT, orthonormal U and VT, S descending and equal to LAPACK's FP64
