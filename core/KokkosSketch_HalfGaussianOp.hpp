@@ -53,8 +53,10 @@ struct is_half_format
 /// \tparam Format fp16 or bf16
 template <class Format>
 class HalfGaussianOp : public Impl::SubmatrixExtents<HalfGaussianOp<Format>> {
-  static_assert(std::is_same<Format, fp16>::value || std::is_same<Format, bf16>::value,
-                "KokkosSketch::HalfGaussianOp: Format must be KokkosSketch::fp16 or bf16");
+  // The format is checked where an operator is constructed, not at class instantiation: a
+  // compiler checking whether some argument converts to HalfGaussianOp<float> (nvcc, for
+  // materialize<float>(space, other_operator)) instantiates the class without using it.
+  static constexpr bool format_ok = Impl::is_half_format<Format>::value;
   friend class Impl::SubmatrixExtents<HalfGaussianOp<Format>>;
   using base_t = Impl::SubmatrixExtents<HalfGaussianOp<Format>>;
 
@@ -65,13 +67,16 @@ class HalfGaussianOp : public Impl::SubmatrixExtents<HalfGaussianOp<Format>> {
   static constexpr const char* submatrix_name = "HalfGaussianOp::submatrix";
 
   /// \brief An empty operator (0 x 0); assign a constructed one before use.
-  HalfGaussianOp() = default;
+  KOKKOS_FUNCTION HalfGaussianOp() {
+    static_assert(format_ok, "KokkosSketch::HalfGaussianOp: Format must be KokkosSketch::fp16 or bf16");
+  }
   /// \brief The rows x cols operator fixed by `state`.
   /// \param [in] state key and base counter
   /// \param [in] rows number of rows, > 0 (the long dimension)
   /// \param [in] cols number of columns, > 0
   /// \throws Error if rows or cols is not positive
   HalfGaussianOp(const RNGState& state, std::int64_t rows, std::int64_t cols) : m_state(state) {
+    static_assert(format_ok, "KokkosSketch::HalfGaussianOp: Format must be KokkosSketch::fp16 or bf16");
     this->set_full_extents("HalfGaussianOp", rows, cols);
     m_full_cols = cols;
   }

@@ -66,9 +66,17 @@ struct RPHOSVDOptions {
   /// Q_lo = fp16(2^11 (Q - Q_hi)), one SHGEMM reads A once for [Q_hi | Q_lo] (2 J_k columns)
   /// and the result is C_hi + 2^-11 C_lo: FP32-level accuracy (|Q_hi + 2^-11 Q_lo - Q| <=
   /// 2^-22 |Q| + 2^-36). Applies when that step is on the first or last mode (no permuting
-  /// copy); the later steps, on a tensor J_k / I_k as large, stay FP32 GEMMs. false: every
-  /// step by FP32 GEMM.
+  /// copy) and J_k >= shgemm_core_min_rank; the later steps, on a tensor J_k / I_k as large,
+  /// stay FP32 GEMMs. false: every step by FP32 GEMM.
   bool shgemm_core = true;
+  /// Smallest rank J_k of the first core step that runs it on SHGEMM (with shgemm_core). The
+  /// split product writes 2 J_k columns and combines them in a second pass, about twice the
+  /// memory traffic of the FP32 step, so it pays only where the FP32 GEMM is bound by
+  /// arithmetic (2 J_k flops per 4-byte entry of A): on an H200 the FP32 step was faster at
+  /// J_k = 32 (128^4: 1.05 vs 1.65 ms) and slower at J_k = 128 (512^3: 1.11 vs 1.00 ms;
+  /// 1024 x 1024 x 512: 3.64 vs 2.64 ms); the crossover estimated from FP32 throughput and
+  /// bandwidth is near 54.
+  std::int64_t shgemm_core_min_rank = 64;
 
   /// \brief The seed paper's FP32 pipeline: projections by SGEMM, Householder QR, FP32 core
   /// contraction (the baseline of the performance report).
@@ -476,6 +484,7 @@ class RPHOSVD {
   bool core_on_shgemm() const {
     if (!m_options.shgemm_core || m_proj == ProjectionGemm::sgemm) return false;
     const int k = m_order[0];
+    if (m_ranks.n[k] < m_options.shgemm_core_min_rank) return false;
     return m_dims.before(k) == 1 || m_dims.after(k) == 1;
   }
 

@@ -173,6 +173,15 @@ struct CudaLapack<double> {
   }
 };
 
+/// p(i) = base + i * step for i < count (device addresses as integers), on the instance.
+inline void fill_pointer_array(const Kokkos::Cuda& space,
+                               const Kokkos::View<std::uintptr_t*, Kokkos::CudaSpace>& p,
+                               std::uintptr_t base, std::uintptr_t step, int count) {
+  Kokkos::parallel_for(
+      "KokkosSketch::DenseLA::pointer_array", Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, count),
+      KOKKOS_LAMBDA(int i) { p(i) = base + std::uintptr_t(i) * step; });
+}
+
 /// cuSOLVER/cuBLAS backend: handles created in the constructor, bound to the instance's
 /// stream, destroyed (without throwing) in the destructor.
 template <class Scalar>
@@ -404,12 +413,8 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
           std::size_t(count));
     }
     if (ps.base != base || ps.stride != stride || ps.count != count) {
-      const auto p = ps.ptrs;
-      const std::uintptr_t b = reinterpret_cast<std::uintptr_t>(base);
-      const std::uintptr_t step = std::uintptr_t(stride) * sizeof(Scalar);
-      Kokkos::parallel_for(
-          "KokkosSketch::DenseLA::pointer_array", Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, count),
-          KOKKOS_LAMBDA(int i) { p(i) = b + std::uintptr_t(i) * step; });
+      fill_pointer_array(space, ps.ptrs, reinterpret_cast<std::uintptr_t>(base),
+                         std::uintptr_t(stride) * sizeof(Scalar), count);
       ps.base = base;
       ps.stride = stride;
       ps.count = count;

@@ -13,7 +13,9 @@
 //   rphosvd_shgemm_tf32    the same on TF32 Tensor Cores;
 //   rphosvd_shgemm_fused   the same generating Omega inside the product (FP16);
 //   rphosvd_{baseline,shgemm_fp16}_fresh_omega  the same with reuse_omega = false: the
-//                          Omegas are generated in every call (as a one-off decomposition pays).
+//                          Omegas are generated in every call (as a one-off decomposition pays);
+//   rphosvd_shgemm_fp16_fp32_core  the default pipeline with shgemm_core = false (the whole
+//                          core contraction in FP32, SGEMM).
 // All use the same Omegas; the timed
 // call is RPHOSVD::compute (plan made once, so the stored Omegas of the default
 // reuse_omega = true are generated in the warm-up call; check_finite off). ms_projection,
@@ -199,7 +201,7 @@ inline double rp_flops(const RpSize& s, const std::vector<int>& order) {
 template <class Space>
 void bench_rphosvd(benchmark::State& state, const std::string& name, const Space& space,
                    const RpSize& s, ProjectionGemm projection, bool reuse_omega,
-                   bool baseline) {
+                   bool baseline, bool shgemm_core = true) {
   guarded(state, [&] {
     auto& in = rp_inputs(space, s);
     auto& holder = cache(1).get<RpPlanHolder<Space>>(name, [&] {
@@ -208,6 +210,7 @@ void bench_rphosvd(benchmark::State& state, const std::string& name, const Space
       opts.state = RNGState(rp_omega_seed);
       opts.check_finite = false;
       opts.reuse_omega = reuse_omega;
+      if (!baseline) opts.shgemm_core = shgemm_core;
       return RpPlanHolder<Space>{std::make_shared<RPHOSVD<Space>>(
           space, s.I, std::vector<std::int64_t>(s.I.size(), s.J), opts)};
     });
@@ -301,7 +304,7 @@ void register_rp_space(const Space& space, SizeSet sizes) {
     args.push_back({"J", s.J});
     struct Variant {
       ProjectionGemm projection;
-      bool reuse_omega, baseline;
+      bool reuse_omega, baseline, shgemm_core = true;
     };
     const Variant variants[] = {{ProjectionGemm::sgemm, true, true},
                                 {ProjectionGemm::sgemm, true, false},
@@ -309,14 +312,16 @@ void register_rp_space(const Space& space, SizeSet sizes) {
                                 {ProjectionGemm::shgemm_tf32, true, false},
                                 {ProjectionGemm::shgemm_fused, true, false},
                                 {ProjectionGemm::sgemm, false, true},
-                                {ProjectionGemm::shgemm_fp16, false, false}};
+                                {ProjectionGemm::shgemm_fp16, false, false},
+                                {ProjectionGemm::shgemm_fp16, true, false, false}};
     for (const Variant& v : variants) {
       const std::string base =
           std::string("rphosvd_") + (v.baseline ? "baseline" : projection_name(v.projection)) +
-          (v.reuse_omega ? "" : "_fresh_omega");
+          (v.reuse_omega ? "" : "_fresh_omega") + (v.shgemm_core ? "" : "_fp32_core");
       const std::string name = bench_name(base, sp, args);
       finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_rphosvd(st, name, space, s, v.projection, v.reuse_omega, v.baseline);
+        bench_rphosvd(st, name, space, s, v.projection, v.reuse_omega, v.baseline,
+                      v.shgemm_core);
       }));
     }
     if (s.I.size() != 3) continue;
