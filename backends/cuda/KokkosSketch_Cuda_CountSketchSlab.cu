@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Cuda_CountSketchSlab.cu
+/// \brief CountSketch Y = S A without atomics on Y: bucket pre-pass, shared-memory slabs of Y
+/// owned lane by lane, fixed-order sums. Compiled by nvcc alone (no Kokkos); the interface
+/// is KokkosSketch_Cuda_CountSketchSlab.hpp.
+///
+/// Algorithm. A's rows are cut into kRanges ranges of whole chunks (kChunk rows each). With
+/// KEYS = p / 8, a bucket b splits into key = b mod KEYS and hi = b / KEYS (0..7).
+/// Pre-pass (once per call):
+///  P1 pre_hist:    one Philox call per row (the draw of CountSketchOp) -> 16-bit word
+///                  (b << 1 | sign); per-chunk histogram of the keys.
+///  P2 pre_scan:    per range and key, exclusive scan of the chunk counts -> per-chunk offsets
+///                  and range totals; per (range, warp list of kSlots keys) the step count
+///                  max over its keys of the totals.
+///  P3 pre_scatter: stable rank of every row among its chunk's rows of the same key (ballots),
+///                  then the chunk's entries (row - first row of the range) << 6 | hi << 1 |
+///                  sign are written as contiguous runs: every (range, key) list holds its
+///                  rows in ascending order.
+/// Main kernel, block (range r, bucket group g, column group cg): Y's 512 buckets of group g
+/// ((b / 64) mod (p / 512) == g) times the 64 columns of cg, in shared memory (128 KiB).
+/// Warp w owns the keys 64 g + 2 w + {0, 1}; its lanes 0..15 handle the first key, 16..31 the
+/// second, 4 columns each. A step adds one row to each of the warp's two keys (the rows are
+/// the keys' next entries); every shared slab row (bucket, 4 columns) is read and written by
+/// one lane only: no atomics, no races. The rows of kSteps steps (a batch, 1.5 KiB per warp)
+/// are copied into a per-warp stage buffer by cp.async, kBuffers buffers deep, so the loads
+/// of batch i + 1 are in flight while batch i is added. The block then writes its slab to
+/// the partial sketch of its range, part[r][p][d].
+/// Final kernel: Y = sum over r of part[r] in ascending r.
+/// Every entry of Y is thus the same sequence of FP32 additions on every call (each range's
+/// rows of a bucket in ascending order, then the ranges in order): the result does not
+/// depend on scheduling. It differs in the last bits from the deterministic mode of the
+/// library (which sums all rows of a bucket in one sequence, as the host backends do).
+///
+/// Constraints: d % 64 == 0, p in {2048, 4096, 8192, 16384} (KEYS = p / 8 a power of two in
+/// 256..2048; hi fits 3 bits, the word 16 bits), n < 2^30 (entries hold 26-bit row offsets),
+/// 16-byte aligned rows, and 224 KiB of shared memory per block (slab + stage buffers).
+/// Measured in the development harness (H200, n = 1e7, d = 64, p = 4096): pre-pass 0.134 ms,
+/// main 0.611 ms, final 0.0045 ms, 0.752 ms in all = 81% of the copy bandwidth.
+#include <KokkosSketch_Cuda_CountSketchSlab.hpp>
+
+#define KOKKOSSKETCH_NO_KOKKOS
+#include <KokkosSketch_Philox.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+namespace KokkosSketch {
+namespace Impl {
+namespace CudaCountSketch {
+namespace {
+
+__host__ __device__ constexpr int ilog2c(int x) { return x <= 1 ? 0 : 1 + ilog2c(x >> 1); }
+
+constexpr int kChunk = 4096;   // rows per pre-pass chunk
+constexpr int kRanges = 16;    // row ranges = partial sketches
+constexpr int kWarps = 32;     // warps per main block
+constexpr int kCols = 64;      // columns per main block (one column group)
+constexpr int kSteps = 3;      // steps per batch
+constexpr int kBuffers = 2;    // stage buffers per warp
+constexpr int kSlots = 128 / kCols;           // keys per warp = rows per step (2)
+constexpr int kLanesPerRow = kCols / 4;       // float4 lanes per row (16)
+constexpr int kSlabFloats = 32768;            // 128 KiB of Y per block
+constexpr int kSlabBuckets = kSlabFloats / kCols;  // 512
+constexpr int kEntriesPerBatch = kSteps * kSlots;  // 6 (<= 32: one per lane)
+constexpr int kBufferFloat4 = kWarps * kEntriesPerBatch * kLanesPerRow;  // all warps
+constexpr std::size_t kMainSmem =
+    std::size_t(kSlabFloats) * 4 + std::size_t(kBuffers) * kBufferFloat4 * 16;  // 224 KiB
+constexpr int kPreThreads = 256;
+constexpr std::uint32_t kNoEntry = 0xffffffffu;
+static_assert(kEntriesPerBatch <= 32, "one entry per lane");
+static_assert(kSlots * kLanesPerRow == 32, "a step's rows fill one warp");
+
+/// The CountSketchOp draw of column col0 + j as (bucket << 1 | negative).
+struct Draws {
+  std::uint32_t k0, k1;
+  std::uint64_t clo, chi;  // counter words (0, 1) + col0, counter words (2, 3)
+  std::uint64_t p;
+  __device__ __forceinline__ std::uint32_t word(std::int64_t j) const {
+    const std::uint64_t a = clo + std::uint64_t(j);
+    const PhiloxCounter c{{std::uint32_t(a), std::uint32_t(a >> 32), std::uint32_t(chi),
+                           std::uint32_t(chi >> 32)}};
+    const PhiloxCounter w = philox4x32_10(c, PhiloxKey{{k0, k1}});
+    const std::uint64_t x = std::uint64_t(w.v[0]) | (std::uint64_t(w.v[1]) << 32);
+    const std::uint64_t b = __umul64hi(x, p);  // Lemire multiply-shift, as Impl::mulhi64
+    return (std::uint32_t(b) << 1) | (w.v[2] & 1u);
+  }
+};
+
+// Chunk c belongs to range floor(((c + 1) R - 1) / nchunks); range r starts at chunk
+// floor(r nchunks / R) (ranges may be empty when nchunks < R).
+__device__ __forceinline__ int range_of(int c, int nchunks) {
+  return int((std::int64_t(c + 1) * kRanges - 1) / nchunks);
+}
+__host__ __device__ __forceinline__ int range_chunk0(int r, int nchunks) {
+  return int(std::int64_t(r) * nchunks / kRanges);
+}
+
+// P1: words and per-chunk key histograms.
+template <int KEYS>
+__global__ void __launch_bounds__(kPreThreads)
+    pre_hist(const Draws S, const std::int64_t n, std::uint16_t* __restrict__ words,
+             int* __restrict__ cnt) {
+  __shared__ int h[KEYS];
+  for (int i = threadIdx.x; i < KEYS; i += kPreThreads) h[i] = 0;
+  __syncthreads();
+  const std::int64_t c = blockIdx.x;
+#pragma unroll 4
+  for (int i = threadIdx.x; i < kChunk; i += kPreThreads) {
+    const std::int64_t j = c * kChunk + i;
+    if (j < n) {
+      const std::uint32_t w = S.word(j);
+      words[j] = std::uint16_t(w);
+      atomicAdd(&h[(w >> 1) & (KEYS - 1)], 1);  // integer counts: order-independent
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < KEYS; i += kPreThreads) cnt[c * KEYS + i] = h[i];
+}
+
+// Block-wide exclusive scan of v[0..KEYS) in shared memory, kPreThreads threads.
+template <int KEYS>
+__device__ __forceinline__ void block_scan_keys(int* v, int* wsum8) {
+  constexpr int PER = KEYS / kPreThreads;
+  const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
+  int vals[PER], s = 0;
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    vals[i] = v[tid * PER + i];
+    s += vals[i];
+  }
+  int incl = s;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int t = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += t;
+  }
+  if (lane == 31) wsum8[wp] = incl;
+  __syncthreads();
+  int wex = 0;
+  for (int w2 = 0; w2 < wp; ++w2) wex += wsum8[w2];
+  int run = wex + incl - s;
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    v[tid * PER + i] = run;
+    run += vals[i];
+  }
+  __syncthreads();
+}
+
+// P2: grid kRanges x (KEYS / 128) blocks of 1024 threads (128 keys x 8 segments of the
+// range's chunks). off[c][key] = rows of key in the range's chunks before c; tot[r][key];
+// steps[r][key / kSlots] = max of the kSlots totals of a warp's keys.
+template <int KEYS>
+__global__ void __launch_bounds__(1024)
+    pre_scan(const int* __restrict__ cnt, int* __restrict__ off, int* __restrict__ tot,
+             int* __restrict__ steps, const int nchunks) {
+  __shared__ int part[8][128];
+  const int r = blockIdx.x / (KEYS / 128), kq = blockIdx.x % (KEYS / 128);
+  const int tid = threadIdx.x, kl = tid & 127, seg = tid >> 7, key = kq * 128 + kl;
+  const int c0 = range_chunk0(r, nchunks), c1 = range_chunk0(r + 1, nchunks);
+  const int a0 = c0 + (c1 - c0) * seg / 8, a1 = c0 + (c1 - c0) * (seg + 1) / 8;
+  int v[32];
+  int s = 0;
+  for (int c = a0; c < a1; c += 32) {
+#pragma unroll
+    for (int u = 0; u < 32; ++u) v[u] = (c + u < a1) ? cnt[std::int64_t(c + u) * KEYS + key] : 0;
+#pragma unroll
+    for (int u = 0; u < 32; ++u) s += v[u];
+  }
+  part[seg][kl] = s;
+  __syncthreads();
+  int run = 0;
+  for (int s2 = 0; s2 < seg; ++s2) run += part[s2][kl];
+  for (int c = a0; c < a1; c += 32) {
+#pragma unroll
+    for (int u = 0; u < 32; ++u) v[u] = (c + u < a1) ? cnt[std::int64_t(c + u) * KEYS + key] : 0;
+#pragma unroll
+    for (int u = 0; u < 32; ++u)
+      if (c + u < a1) {
+        off[std::int64_t(c + u) * KEYS + key] = run;
+        run += v[u];
+      }
+  }
+  if (seg == 7) {
+    tot[r * KEYS + key] = run;
+    int m = run;
+    for (int o = 1; o < kSlots; o <<= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if ((key & (kSlots - 1)) == 0) steps[r * (KEYS / kSlots) + key / kSlots] = m;
+  }
+}
+
+// Stable ranking of a chunk's rows by key (warp wp takes kChunk / 8 consecutive rows, IT per
+// lane; equal keys found by ballots over the key bits). Leaves in hist[w][k] the chunk-local
+// offset of warp w's rows of key k and in kt[k] the chunk total; bits 16.. of pk[it] get the
+// row's rank among its warp's rows of the same key.
+template <int KEYS, int IT>
+__device__ __forceinline__ void rank_chunk(std::uint32_t (&pk)[IT], int (*hist)[KEYS], int* kt) {
+  constexpr int LOGK = ilog2c(KEYS);
+  const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
+  const unsigned lt = (1u << lane) - 1u;
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    const bool valid = pk[it] != kNoEntry;
+    const int key = int((pk[it] >> 1) & (KEYS - 1));
+    unsigned m = __ballot_sync(0xffffffffu, valid);
+    if (!valid) m = ~m;
+#pragma unroll
+    for (int bit = 0; bit < LOGK; ++bit) {
+      const bool on = (key >> bit) & 1;
+      const unsigned bb = __ballot_sync(0xffffffffu, on);
+      m &= on ? bb : ~bb;
+    }
+    const int v = valid ? hist[wp][key] : 0;
+    __syncwarp();
+    if (valid) pk[it] |= std::uint32_t(v + __popc(m & lt)) << 16;
+    if (valid && lane == __ffs(m) - 1) hist[wp][key] = v + __popc(m);
+    __syncwarp();
+  }
+  __syncthreads();
+  for (int k = tid; k < KEYS; k += kPreThreads) {
+    int run = 0;
+#pragma unroll
+    for (int w2 = 0; w2 < 8; ++w2) {
+      const int t = hist[w2][k];
+      hist[w2][k] = run;
+      run += t;
+    }
+    kt[k] = run;
+  }
+  __syncthreads();
+}
+
+// P3: entries of chunk c staged in shared memory in (key, row) order, then written as
+// contiguous runs to ent[sbase[r][key] + off[c][key] + rank in chunk], where sbase[r][key] =
+// first row of range r + exclusive scan of tot[r][.] (written by the range's first chunk).
+template <int KEYS>
+__global__ void __launch_bounds__(kPreThreads)
+    pre_scatter(const std::uint16_t* __restrict__ words, const std::int64_t n,
+                const int* __restrict__ off, const int* __restrict__ tot,
+                long long* __restrict__ sbase, const int nchunks, std::uint32_t* __restrict__ ent) {
+  constexpr int LOGK = ilog2c(KEYS), IT = kChunk / kPreThreads;
+  extern __shared__ int dsm[];
+  int(*hist)[KEYS] = reinterpret_cast<int(*)[KEYS]>(dsm);  // [8][KEYS]
+  int* kofs = dsm + 8 * KEYS;
+  int* boff = kofs + KEYS;
+  std::uint32_t* sent = reinterpret_cast<std::uint32_t*>(boff + KEYS);  // [kChunk]
+  int* sdst = reinterpret_cast<int*>(sent + kChunk);                   // [kChunk]
+  __shared__ int wsum[8];
+  const int c = blockIdx.x, tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
+  for (int i = tid; i < 8 * KEYS; i += kPreThreads) dsm[i] = 0;
+  const int r = range_of(c, nchunks), c0 = range_chunk0(r, nchunks);
+  const std::int64_t row0 = std::int64_t(c0) * kChunk;
+  const std::int64_t rb = std::int64_t(c) * kChunk + wp * (kChunk / 8);
+  std::uint32_t pk[IT];
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    const std::int64_t j = rb + it * 32 + lane;
+    pk[it] = j < n ? std::uint32_t(words[j]) : kNoEntry;
+  }
+  __syncthreads();
+  rank_chunk<KEYS, IT>(pk, hist, kofs);
+  block_scan_keys<KEYS>(kofs, wsum);
+  // boff[k] = sbase[r][k] + off[c][k]
+  for (int k = tid; k < KEYS; k += kPreThreads) boff[k] = tot[r * KEYS + k];
+  __syncthreads();
+  block_scan_keys<KEYS>(boff, wsum);
+  for (int k = tid; k < KEYS; k += kPreThreads) {
+    const long long sb = row0 + boff[k];
+    if (c == c0) sbase[r * KEYS + k] = sb;
+    boff[k] = int(sb + off[std::int64_t(c) * KEYS + k]);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    if (pk[it] != kNoEntry) {
+      const std::int64_t j = rb + it * 32 + lane;
+      const std::uint32_t wd = pk[it] & 0xffffu;
+      const int k = int((wd >> 1) & (KEYS - 1));
+      const int lr = hist[wp][k] + int(pk[it] >> 16);
+      const int sp = kofs[k] + lr;
+      const std::uint32_t b = wd >> 1;
+      sent[sp] = (std::uint32_t(j - row0) << 6) | ((b >> LOGK) << 1) | (wd & 1u);
+      sdst[sp] = boff[k] + lr;
+    }
+  }
+  __syncthreads();
+  const int cntc = int(min(std::int64_t(kChunk), n - std::int64_t(c) * kChunk));
+  for (int i = tid; i < cntc; i += kPreThreads) ent[sdst[i]] = sent[i];
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
+  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+#else
+  *static_cast<float4*>(smem) = *static_cast<const float4*>(gmem);
+#endif
+}
+__device__ __forceinline__ void cp_commit() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_wait() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// Main kernel (see the file comment). Block index = (r NG + g) NCG + cg, cg fastest. Slab row
+// lb = hi << 6 | (b mod 64) holds bucket b = hi KEYS + 64 g + (b mod 64).
+__global__ void __launch_bounds__(kWarps * 32, 1)
+    slab_kernel(const float* __restrict__ a, const std::int64_t lda, const int d, const int p,
+                const int KEYS, const std::uint32_t* __restrict__ ent, const int* __restrict__ tot,
+                const int* __restrict__ steps, const long long* __restrict__ sbase,
+                const int nchunks, float* __restrict__ part) {
+  constexpr int LOGJ = ilog2c(kSlots), LOGW = ilog2c(kWarps), T = kWarps * 32;
+  constexpr int JW = kSlots * kWarps;  // keys per block (64)
+  extern __shared__ float4 sm4[];
+  float4* ys = sm4;                                         // kSlabBuckets x kLanesPerRow
+  float4* stg = sm4 + kSlabBuckets * kLanesPerRow;          // kBuffers x kBufferFloat4
+  const int NG = p / kSlabBuckets, NCG = d / kCols;
+  const int cg = blockIdx.x % NCG, t0 = blockIdx.x / NCG, grp = t0 % NG, r = t0 / NG;
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  for (int i = tid; i < kSlabBuckets * kLanesPerRow; i += T) ys[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+  const int wl = grp * kWarps + w;  // the warp's list of kSlots keys
+  const float* ag = a + std::int64_t(range_chunk0(r, nchunks)) * kChunk * lda + cg * kCols;
+  const int nsteps = steps[r * (KEYS / kSlots) + wl];
+  const int nbat = (nsteps + kSteps - 1) / kSteps;
+  // Lanes < kEntriesPerBatch fetch the entries of a batch: lane = step * kSlots + slot.
+  const int mykey = wl * kSlots + (lane & (kSlots - 1));
+  const std::uint32_t* eb = ent + (lane < kEntriesPerBatch ? sbase[r * KEYS + mykey] : 0);
+  const int mytot = lane < kEntriesPerBatch ? tot[r * KEYS + mykey] : 0;
+  float4* wst = stg + w * (kEntriesPerBatch * kLanesPerRow);
+  const int slot = lane / kLanesPerRow, q = lane % kLanesPerRow;
+  const std::uint32_t lbkey = std::uint32_t((w << LOGJ) | slot);
+  __syncthreads();
+
+  // Fetches batch bi's entries (e, per lane) and starts copying its rows into buffer u.
+  auto issue = [&](int bi, int u, std::uint32_t& e) {
+    const int k = bi * kSteps + lane / kSlots;
+    const bool ok = lane < kEntriesPerBatch && bi < nbat && k < mytot;
+    e = ok ? __ldg(eb + k) : kNoEntry;
+    float4* sb = wst + u * kBufferFloat4;
+#pragma unroll
+    for (int pc = 0; pc < kSteps; ++pc) {
+      const int t = lane + 32 * pc;
+      const std::uint32_t ee = __shfl_sync(0xffffffffu, e, t / kLanesPerRow);
+      if (ee != kNoEntry) cp_async16(sb + t, ag + std::int64_t(ee >> 6) * lda + (t % kLanesPerRow) * 4);
+    }
+    cp_commit();
+  };
+  // Adds buffer u's rows to the slab: lane (slot, q) adds its key's row, columns 4q..4q+3.
+  auto process = [&](int u, std::uint32_t e) {
+    const float4* sb = wst + u * kBufferFloat4;
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const std::uint32_t ee = __shfl_sync(0xffffffffu, e, s * kSlots + slot);
+      if (ee != kNoEntry) {
+        const float4 v = sb[s * 32 + lane];
+        const std::uint32_t lb = (((ee >> 1) & 31u) << (LOGJ + LOGW)) | lbkey;
+        const float sg = (ee & 1u) ? -1.0f : 1.0f;
+        float4* yp = ys + lb * kLanesPerRow + q;
+        float4 y = *yp;
+        y.x = fmaf(v.x, sg, y.x);
+        y.y = fmaf(v.y, sg, y.y);
+        y.z = fmaf(v.z, sg, y.z);
+        y.w = fmaf(v.w, sg, y.w);
+        *yp = y;
+      }
+    }
+  };
+  std::uint32_t e[kBuffers];
+#pragma unroll
+  for (int u = 0; u < kBuffers - 1; ++u) issue(u, u, e[u]);
+  for (int bi0 = 0; bi0 < nbat; bi0 += kBuffers) {
+#pragma unroll
+    for (int u = 0; u < kBuffers; ++u) {
+      const int bi = bi0 + u;
+      if (bi >= nbat) break;
+      issue(bi + kBuffers - 1, (u + kBuffers - 1) % kBuffers, e[(u + kBuffers - 1) % kBuffers]);
+      cp_wait<kBuffers - 1>();
+      __syncwarp();
+      process(u, e[u]);
+      __syncwarp();
+    }
+  }
+  cp_wait<0>();
+  __syncthreads();
+  const int LOGKEYS = __ffs(KEYS) - 1;
+  float4* pp = reinterpret_cast<float4*>(part);
+  for (int i = tid; i < kSlabBuckets * kLanesPerRow; i += T) {
+    const int lb = i / kLanesPerRow, h = i % kLanesPerRow;
+    const int b = ((lb >> (LOGJ + LOGW)) << LOGKEYS) | (grp << (LOGJ + LOGW)) | (lb & (JW - 1));
+    pp[((std::int64_t(r) * p + b) * d + cg * kCols + 4 * h) >> 2] = ys[i];
+  }
+}
+
+// Y(b, :) = sum over r = 0..kRanges-1 of part[r][b][:], ascending r.
+__global__ void final_sum(const float4* __restrict__ part, float* __restrict__ y,
+                          const std::int64_t ldy, const int d4, const std::int64_t pd4) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i >= pd4) return;
+  float4 s = part[i];
+#pragma unroll
+  for (int r = 1; r < kRanges; ++r) {
+    const float4 v = part[r * pd4 + i];
+    s.x += v.x;
+    s.y += v.y;
+    s.z += v.z;
+    s.w += v.w;
+  }
+  const std::int64_t b = i / d4, q = i - b * d4;
+  *reinterpret_cast<float4*>(y + b * ldy + 4 * q) = s;
+}
+
+/// Workspace layout, 256-byte aligned pieces.
+struct Layout {
+  std::size_t words, cnt, off, tot, steps, sbase, ent, part, total;
+};
+std::size_t align256(std::size_t x) { return (x + 255) / 256 * 256; }
+Layout layout(const SlabProblem& prob) {
+  const std::size_t n = std::size_t(prob.n), keys = std::size_t(prob.p / 8);
+  const std::size_t nchunks = (n + kChunk - 1) / kChunk;
+  Layout l;
+  std::size_t at = 0;
+  auto take = [&](std::size_t bytes) {
+    const std::size_t here = at;
+    at += align256(bytes);
+    return here;
+  };
+  l.words = take(n * sizeof(std::uint16_t));
+  l.cnt = take(nchunks * keys * sizeof(int));
+  l.off = take(nchunks * keys * sizeof(int));
+  l.tot = take(kRanges * keys * sizeof(int));
+  l.steps = take(kRanges * (keys / kSlots) * sizeof(int));
+  l.sbase = take(kRanges * keys * sizeof(long long));
+  l.ent = take(n * sizeof(std::uint32_t));
+  l.part = take(std::size_t(kRanges) * std::size_t(prob.p) * std::size_t(prob.d) * sizeof(float));
+  l.total = at;
+  return l;
+}
+
+bool shape_supported(const SlabProblem& prob) {
+  const std::int64_t p = prob.p;
+  if (!(p == 2048 || p == 4096 || p == 8192 || p == 16384)) return false;
+  if (prob.d < kCols || prob.d % kCols != 0 || prob.d > (std::int64_t(1) << 20)) return false;
+  if (prob.n < 1 || prob.n >= (std::int64_t(1) << 30)) return false;
+  // Row offsets inside a range must fit the entries' 26 bits.
+  const std::int64_t nchunks = (prob.n + kChunk - 1) / kChunk;
+  const std::int64_t range_chunks = (nchunks + kRanges - 1) / kRanges + 1;
+  if (range_chunks * kChunk > (std::int64_t(1) << 26)) return false;
+  if (prob.A == nullptr || prob.Y == nullptr) return false;
+  if (prob.lda < prob.d || prob.lda % 4 != 0 || prob.ldy < prob.d || prob.ldy % 4 != 0) return false;
+  if (reinterpret_cast<std::uintptr_t>(prob.A) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(prob.Y) % 16 != 0)
+    return false;
+  return true;
+}
+
+constexpr int kMaxDevices = 64;
+
+/// Compute capability >= 8.0 and kMainSmem bytes of opt-in shared memory; once per device.
+bool device_supported(int device) {
+  if (device < 0 || device >= kMaxDevices) return false;
+  static std::atomic<int> known[kMaxDevices];  // 0 unknown, 1 no, 2 yes
+  int v = known[device].load(std::memory_order_relaxed);
+  if (v == 0) {
+    int major = 0, smem = 0;
+    const bool ok =
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) ==
+            cudaSuccess &&
+        major >= 8 && std::size_t(smem) >= kMainSmem;
+    if (!ok) (void)cudaGetLastError();
+    v = ok ? 2 : 1;
+    known[device].store(v, std::memory_order_relaxed);
+  }
+  return v == 2;
+}
+
+std::size_t scatter_smem(int keys) { return (std::size_t(10) * keys + 2 * kChunk) * sizeof(int); }
+
+/// Opts the kernels into their dynamic shared memory; once per device (the attribute belongs
+/// to the device's context).
+cudaError_t set_attributes(int device) {
+  static std::atomic<int> done[kMaxDevices];
+  if (done[device].load(std::memory_order_acquire) != 0) return cudaSuccess;
+  cudaError_t e = cudaFuncSetAttribute(slab_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(kMainSmem));
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(pre_scatter<256>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(scatter_smem(256)));
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(pre_scatter<512>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(scatter_smem(512)));
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(pre_scatter<1024>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(scatter_smem(1024)));
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(pre_scatter<2048>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(scatter_smem(2048)));
+  if (e == cudaSuccess) done[device].store(1, std::memory_order_release);
+  return e;
+}
+
+template <int KEYS>
+cudaError_t launch_prepass(const Draws& S, const SlabProblem& prob, unsigned char* ws,
+                           const Layout& l, int nchunks, cudaStream_t stream) {
+  auto* words = reinterpret_cast<std::uint16_t*>(ws + l.words);
+  auto* cnt = reinterpret_cast<int*>(ws + l.cnt);
+  auto* off = reinterpret_cast<int*>(ws + l.off);
+  auto* tot = reinterpret_cast<int*>(ws + l.tot);
+  auto* steps = reinterpret_cast<int*>(ws + l.steps);
+  auto* sbase = reinterpret_cast<long long*>(ws + l.sbase);
+  auto* ent = reinterpret_cast<std::uint32_t*>(ws + l.ent);
+  pre_hist<KEYS><<<nchunks, kPreThreads, 0, stream>>>(S, prob.n, words, cnt);
+  pre_scan<KEYS><<<kRanges * (KEYS / 128), 1024, 0, stream>>>(cnt, off, tot, steps, nchunks);
+  pre_scatter<KEYS><<<nchunks, kPreThreads, scatter_smem(KEYS), stream>>>(words, prob.n, off, tot,
+                                                                          sbase, nchunks, ent);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+bool slab_supported(const SlabProblem& prob, int device) {
+  return shape_supported(prob) && device_supported(device);
+}
+
+std::size_t slab_workspace_bytes(const SlabProblem& prob) { return layout(prob).total; }
+
+cudaError_t slab_launch(const SlabProblem& prob, void* workspace, cudaStream_t stream) {
+  int device = -1;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return e;
+  if (!slab_supported(prob, device) || workspace == nullptr) return cudaErrorInvalidValue;
+  e = set_attributes(device);
+  if (e != cudaSuccess) return e;
+  const Layout l = layout(prob);
+  auto* ws = static_cast<unsigned char*>(workspace);
+  const int nchunks = int((prob.n + kChunk - 1) / kChunk);
+  const int keys = int(prob.p / 8);
+  Draws S;
+  S.k0 = prob.key[0];
+  S.k1 = prob.key[1];
+  S.clo = (std::uint64_t(prob.counter[0]) | (std::uint64_t(prob.counter[1]) << 32)) +
+          std::uint64_t(prob.col0);
+  S.chi = std::uint64_t(prob.counter[2]) | (std::uint64_t(prob.counter[3]) << 32);
+  S.p = std::uint64_t(prob.p);
+  switch (keys) {
+    case 256: e = launch_prepass<256>(S, prob, ws, l, nchunks, stream); break;
+    case 512: e = launch_prepass<512>(S, prob, ws, l, nchunks, stream); break;
+    case 1024: e = launch_prepass<1024>(S, prob, ws, l, nchunks, stream); break;
+    case 2048: e = launch_prepass<2048>(S, prob, ws, l, nchunks, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  if (e != cudaSuccess) return e;
+  auto* part = reinterpret_cast<float*>(ws + l.part);
+  const unsigned blocks = unsigned(kRanges * (prob.p / kSlabBuckets) * (prob.d / kCols));
+  slab_kernel<<<blocks, kWarps * 32, kMainSmem, stream>>>(
+      prob.A, prob.lda, int(prob.d), int(prob.p), keys,
+      reinterpret_cast<const std::uint32_t*>(ws + l.ent), reinterpret_cast<const int*>(ws + l.tot),
+      reinterpret_cast<const int*>(ws + l.steps), reinterpret_cast<const long long*>(ws + l.sbase),
+      nchunks, part);
+  e = cudaGetLastError();
+  if (e != cudaSuccess) return e;
+  const std::int64_t pd4 = prob.p * prob.d / 4;
+  final_sum<<<unsigned((pd4 + 255) / 256), 256, 0, stream>>>(
+      reinterpret_cast<const float4*>(part), prob.Y, prob.ldy, int(prob.d / 4), pd4);
+  return cudaGetLastError();
+}
+
+}  // namespace CudaCountSketch
+}  // namespace Impl
+}  // namespace KokkosSketch
