@@ -43,6 +43,13 @@ struct is_crs_matrix<KokkosSparse::CrsMatrix<P...>> : std::true_type {};
 template <class T>
 inline constexpr bool is_crs_matrix_v = is_crs_matrix<std::remove_cv_t<T>>::value;
 
+/// True when a CountSketchApply specialization declares `zeroes_y = true`: its apply()
+/// overwrites Y itself, so count_sketch does not zero Y first.
+template <class Apply, class = void>
+struct apply_zeroes_y : std::false_type {};
+template <class Apply>
+struct apply_zeroes_y<Apply, std::enable_if_t<Apply::zeroes_y>> : std::true_type {};
+
 inline void check_count_sketch_args(const CountSketchOp& S, std::int64_t n, std::int64_t d,
                                     std::int64_t y0, std::int64_t y1) {
   KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, "count_sketch", "A is empty (", n, " x ", d, ")");
@@ -83,7 +90,8 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A
   if (opts.deterministic) {
     Impl::count_sketch_deterministic(space, S, A, Y);
   } else {
-    Kokkos::deep_copy(space, Y, typename YView::non_const_value_type(0));
+    if constexpr (!Impl::apply_zeroes_y<apply_t>::value)
+      Kokkos::deep_copy(space, Y, typename YView::non_const_value_type(0));
     apply_t::apply(space, S, A, Y);
   }
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -45,12 +46,15 @@ void draws_on_space(const CountSketchOp& S, std::vector<std::int64_t>& bucket,
 }
 
 /// FP64 reference Y = S A from the documented definition, evaluated on the host, and the
-/// rounding bound gamma_m sum |A_jc| over the bucket (m = its size), for Scalar sums.
+/// rounding bound gamma_(m + 1 + depth) sum |A_jc| over the bucket (m = its size), for Scalar
+/// sums whose summation tree is at most `depth` additions deeper than one sequence (the CUDA
+/// slab path: 16 range partials added at the end).
 struct Reference {
   std::vector<double> Y, bound;
 };
 template <class Scalar>
-Reference reference(const CountSketchOp& S, const std::vector<double>& A, std::int64_t d) {
+Reference reference(const CountSketchOp& S, const std::vector<double>& A, std::int64_t d,
+                    int depth = 0) {
   const std::int64_t p = S.rows(), n = S.cols();
   const double u = std::numeric_limits<Scalar>::epsilon() / 2;
   Reference r{std::vector<double>(p * d, 0.0), std::vector<double>(p * d, 0.0)};
@@ -66,7 +70,8 @@ Reference reference(const CountSketchOp& S, const std::vector<double>& A, std::i
   }
   for (std::int64_t i = 0; i < p; ++i)
     for (std::int64_t c = 0; c < d; ++c) {
-      const double g = (m[i] + 1) * u / (1 - (m[i] + 1) * u);
+      const double k = m[i] + 1 + depth;
+      const double g = k * u / (1 - k * u);
       r.bound[i * d + c] = r.bound[i * d + c] * g + 1e-30;
     }
   return r;
@@ -321,6 +326,154 @@ TYPED_TEST(CountSketchTest, DeterministicIsBitwiseReproducible) {
   std::vector<double> bound(ref.bound);
   for (auto& x : bound) x *= 3;
   EXPECT_TRUE(TestUtil::within_bounds(sum, y0, bound, d));
+}
+
+// The CUDA atomic mode's slab path (backends/cuda/KokkosSketch_Cuda_CountSketch.hpp): float,
+// contiguous 16-byte-aligned rows, d % 64 == 0, p in {2048, 4096, 8192, 16384}, n >= 128 p,
+// a device with 224 KiB of opt-in shared memory per block. Its shapes run on every space
+// (every backend must match the reference); on CUDA, SlabPath lowers the row threshold so
+// that test-sized inputs take the path, and the tests check that they did where the device
+// can run it, and that shapes outside the constraints fall back.
+struct SlabPath {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::int64_t saved;
+  SlabPath() : saved(Impl::CudaCountSketch::slab_min_rows().exchange(0)) {}
+  ~SlabPath() { Impl::CudaCountSketch::slab_min_rows().store(saved); }
+  static std::int64_t calls() { return Impl::CudaCountSketch::slab_calls().load(); }
+  /// Whether Space is CUDA on a device the slab kernels run on.
+  template <class Space>
+  static bool expected() {
+    if (!std::is_same<Space, Kokkos::Cuda>::value) return false;
+    const int dev = Kokkos::Cuda().cuda_device();
+    int major = 0, smem = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+      return false;
+    return major >= 8 && smem >= 224 * 1024;
+  }
+#else
+  SlabPath() {}
+  static std::int64_t calls() { return 0; }
+  template <class Space>
+  static bool expected() {
+    return false;
+  }
+#endif
+};
+
+/// count_sketch (atomic mode) on Space; returns whether the CUDA slab path ran.
+template <class Space, class AView, class YView>
+bool sketch_counted(const CountSketchOp& S, const AView& A, const YView& Y) {
+  const std::int64_t before = SlabPath::calls();
+  count_sketch(Space(), S, A, Y);
+  return SlabPath::calls() > before;
+}
+
+TYPED_TEST(CountSketchTest, SlabShapesMatchReference) {
+  using Space = TypeParam;
+  using view_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+  const SlabPath knob;
+  const bool slab = SlabPath::expected<Space>();
+  struct Case {
+    std::int64_t n, d, p;
+    std::uint64_t seed;
+  };
+  // Partial last chunk of 4096 rows; more chunks than the 16 row ranges; fewer (empty
+  // ranges); every instantiated key count (p / 8 = 256 .. 2048); two column groups.
+  const Case cases[] = {{70001, 64, 4096, 11}, {70001, 64, 4096, 12}, {12365, 128, 2048, 13},
+                        {40000, 64, 8192, 14}, {9000, 64, 16384, 15}, {300, 64, 4096, 16}};
+  for (const Case& c : cases) {
+    const CountSketchOp S(CountSketchDist{c.p, c.n}, RNGState(c.seed));
+    const auto A = random_matrix<Kokkos::LayoutRight, Space>(c.n, c.d, unsigned(c.seed));
+    view_t Y("Y", c.p, c.d);
+    Kokkos::deep_copy(Y, std::numeric_limits<float>::quiet_NaN());  // must be overwritten
+    EXPECT_EQ(sketch_counted<Space>(S, A, Y), slab) << "n " << c.n << " p " << c.p;
+    const auto y = TestUtil::to_host(Y);
+    const auto ref = reference<float>(S, TestUtil::to_host(A), c.d, 16);
+    EXPECT_TRUE(TestUtil::within_bounds(y, ref.Y, ref.bound, c.d))
+        << "n " << c.n << " d " << c.d << " p " << c.p;
+    if (slab || std::is_same<Space, Kokkos::Serial>::value) {
+      Kokkos::deep_copy(Y, 1.0f);
+      count_sketch(Space(), S, A, Y);
+      EXPECT_EQ(TestUtil::to_host(Y), y) << "not bitwise reproducible, n " << c.n << " p " << c.p;
+    }
+  }
+}
+
+// A column block of an operator whose counter carries into word 1 (the draws are those of
+// columns col0 + j), A and Y as strided column subviews (leading dimensions 72 and 68).
+TYPED_TEST(CountSketchTest, SlabColumnBlockAndStridedViews) {
+  using Space = TypeParam;
+  using view_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+  const SlabPath knob;
+  const std::int64_t n = 50000, d = 64, p = 4096, col0 = 333333;
+  const RNGState st(PhiloxKey{{0x1234u, 0xabcdu}}, PhiloxCounter{{0xfffe0000u, 3u, 5u, 7u}});
+  const CountSketchOp full(CountSketchDist{p, 1000000}, st);
+  const CountSketchOp S = full.submatrix(col0, n);
+  const auto Abig = random_matrix<Kokkos::LayoutRight, Space>(n, 72, 21);
+  const auto A = Kokkos::subview(Abig, Kokkos::ALL, Kokkos::make_pair(4, 68));
+  view_t Ybig("Ybig", p, 68);
+  Kokkos::deep_copy(Ybig, std::numeric_limits<float>::quiet_NaN());
+  const auto Y = Kokkos::subview(Ybig, Kokkos::ALL, Kokkos::make_pair(0, 64));
+  EXPECT_EQ(sketch_counted<Space>(S, A, Y), SlabPath::expected<Space>());
+  const auto ab = TestUtil::to_host(Abig), yb = TestUtil::to_host(Ybig);
+  std::vector<double> a(n * d), y(p * d);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t c = 0; c < d; ++c) a[i * d + c] = ab[i * 72 + 4 + c];
+  for (std::int64_t i = 0; i < p; ++i)
+    for (std::int64_t c = 0; c < d; ++c) y[i * d + c] = yb[i * 68 + c];
+  const auto ref = reference<float>(S, a, d, 16);
+  EXPECT_TRUE(TestUtil::within_bounds(y, ref.Y, ref.bound, d));
+  for (std::int64_t i = 0; i < p; ++i)
+    for (std::int64_t c = d; c < 68; ++c) ASSERT_TRUE(std::isnan(yb[i * 68 + c])) << "wrote past Y";
+}
+
+// Shapes just outside the slab path's constraints take the other kernels, still correct:
+// d % 64 != 0, p not a supported power of two, LayoutLeft A, rows not 16-byte aligned, and
+// (threshold at its default) n < 128 p.
+TYPED_TEST(CountSketchTest, SlabFallbackShapes) {
+  using Space = TypeParam;
+  using right_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+  auto check = [](const CountSketchOp& S, const auto& A, const std::vector<double>& a,
+                  std::int64_t d, const char* what) {
+    right_t Y("Y", S.rows(), d);
+    Kokkos::deep_copy(Y, std::numeric_limits<float>::quiet_NaN());
+    EXPECT_FALSE(sketch_counted<Space>(S, A, Y)) << what;
+    const auto ref = reference<float>(S, a, d);
+    EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, d)) << what;
+  };
+  const std::int64_t n = 30000;
+  {
+    const CountSketchOp S(CountSketchDist{4096, n}, RNGState(31));
+    const auto A = random_matrix<Kokkos::LayoutRight, Space>(n, 64, 31);
+    check(S, A, TestUtil::to_host(A), 64, "default threshold (n < 128 p)");
+  }
+  const SlabPath knob;
+  {
+    const CountSketchOp S(CountSketchDist{4096, n}, RNGState(32));
+    const auto A = random_matrix<Kokkos::LayoutRight, Space>(n, 96, 32);
+    check(S, A, TestUtil::to_host(A), 96, "d = 96");
+  }
+  for (std::int64_t p : {1024, 3000, 32768}) {
+    const CountSketchOp S(CountSketchDist{p, n}, RNGState(33));
+    const auto A = random_matrix<Kokkos::LayoutRight, Space>(n, 64, 33);
+    check(S, A, TestUtil::to_host(A), 64, "p not in {2048, ..., 16384}");
+  }
+  {
+    const CountSketchOp S(CountSketchDist{4096, n}, RNGState(34));
+    const auto A = random_matrix<Kokkos::LayoutLeft, Space>(n, 64, 34);
+    check(S, A, TestUtil::to_host(A), 64, "LayoutLeft A");
+  }
+  {
+    const CountSketchOp S(CountSketchDist{2048, n}, RNGState(35));
+    const auto Abig = random_matrix<Kokkos::LayoutRight, Space>(n, 68, 35);
+    const auto A = Kokkos::subview(Abig, Kokkos::ALL, Kokkos::make_pair(2, 66));
+    const auto ab = TestUtil::to_host(Abig);
+    std::vector<double> a(n * 64);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t c = 0; c < 64; ++c) a[i * 64 + c] = ab[i * 68 + 2 + c];
+    check(S, A, a, 64, "rows at 8-byte offsets");
+  }
 }
 
 TYPED_TEST(CountSketchTest, BadInputThrows) {
