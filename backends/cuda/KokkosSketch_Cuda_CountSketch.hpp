@@ -15,7 +15,7 @@
 ///   stably; then 16 x (p / 512) x (d / 64) blocks each sum their range's rows of 512 buckets
 ///   x 64 columns in shared memory, every bucket owned by one lane (no atomics), rows staged
 ///   by cp.async; a last kernel adds the 16 partial sketches in order. Y is the same bit for
-///   bit on every call on the same GPU. Workspace (about 6 n + 1024 p d bytes) comes from
+///   bit on every call on the same GPU. Workspace (about (6 + p / 4096) n + 64 p d bytes) comes from
 ///   Impl::WorkspaceCache, per stream, grow-only: the call allocates nothing once warm and
 ///   stays asynchronous. Y need not be zeroed first: the final kernel writes all of it.
 /// - `count_sketch[cuda-atomic]`: other float row-major shapes with d % 4 == 0 (16-byte

@@ -415,7 +415,7 @@ __global__ void final_sum(const float4* __restrict__ part, float* __restrict__ y
   *reinterpret_cast<float4*>(y + b * ldy + 4 * q) = s;
 }
 
-/// Workspace layout, 256-byte aligned pieces.
+/// Workspace layout: pieces at 256-byte offsets from the workspace start.
 struct Layout {
   std::size_t words, cnt, off, tot, steps, sbase, ent, part, total;
 };

@@ -44,15 +44,16 @@ struct SlabProblem {
 /// \return true if slab_launch accepts `prob` on `device`
 bool slab_supported(const SlabProblem& prob, int device);
 
-/// Bytes of device workspace slab_launch needs for `prob` (about 6 n + 1024 p d bytes:
-/// bucket words, sorted entries, per-chunk counts and offsets, 16 partial sketches).
+/// Bytes of device workspace slab_launch needs for `prob`: about (6 + p / 4096) n + 64 p d
+/// (bucket words, sorted entries, per-chunk counts and offsets, 16 partial sketches).
 /// \param [in] prob a problem that slab_supported accepts
 /// \return the size in bytes
 std::size_t slab_workspace_bytes(const SlabProblem& prob);
 
 /// Enqueues the pre-pass, main and final kernels on `stream` (asynchronous; Y is overwritten,
 /// it need not be zero). `workspace` holds slab_workspace_bytes(prob) bytes of device memory,
-/// 256-byte aligned, used until the work completes. The current device must be the one
+/// 16-byte aligned at least (the pieces sit at 256-byte offsets), used until the work
+/// completes. The current device must be the one
 /// slab_supported was asked about.
 /// \param [in] prob a problem that slab_supported accepts
 /// \param [in] workspace device scratch
