@@ -133,7 +133,9 @@ struct RPHOSVDStats {
 /// behind these choices).
 ///
 /// The plan is non-copyable; it owns the instance, the dense linear algebra plan (cuSOLVER /
-/// cuBLAS handles on CUDA) and every workspace, so compute() allocates nothing. All kernels run
+/// cuBLAS handles on CUDA) and every workspace, so compute() allocates nothing (except once,
+/// for an A whose data is not 16-byte aligned, when the plan expected CUDA to read the
+/// middle-mode unfoldings in place: then the permutation buffer grows to A's size). All kernels run
 /// on the instance; compute() is asynchronous except for the waits of the QR (and of the
 /// finiteness checks, see RPHOSVDOptions::check_finite).
 ///
@@ -380,6 +382,8 @@ class RPHOSVD {
       if (generate) Impl::materialize_half(m_space, omega, Om);
       if (Impl::ShgemmUnfolded<ExecSpace>::apply(m_space, a, P, I, S, Om, W, shgemm_variant()))
         return;
+      // Refused for A's alignment only (the plan sized m_perm for the in-place path).
+      if (m_perm.extent(0) < std::size_t(m_dims.size())) grow_permuted();
     }
     const float* src = a;
     std::int64_t ur = I, uc = rows;
@@ -555,6 +559,27 @@ class RPHOSVD {
 
   mat_t factor(int k) const { return mat_t(m_W[k].data(), m_dims.n[k], m_ranks.n[k]); }
 
+  /// Whether the mode-k projection (a middle mode) reads the unfolding in place: SHGEMM
+  /// projections (materialized Omega) on a backend that supports these extents (CUDA), as
+  /// long as A's data is 16-byte aligned.
+  bool unfolded_in_place(int k) const {
+    if (m_proj != ProjectionGemm::shgemm_fp16 && m_proj != ProjectionGemm::shgemm_tf32)
+      return false;
+    return Impl::ShgemmUnfolded<ExecSpace>::supports(m_space, m_dims.before(k), m_dims.n[k],
+                                                     m_dims.after(k), m_ranks.n[k]);
+  }
+
+  /// Grows the permutation buffer to A's size, for a misaligned A whose middle-mode
+  /// unfoldings the backend could not read in place (the one allocation compute() can make;
+  /// freeing the old buffer waits for the device).
+  void grow_permuted() {
+    m_workspace_bytes += (m_dims.size() - std::int64_t(m_perm.extent(0))) * std::int64_t(sizeof(float));
+    m_perm = buf_t();
+    m_perm = buf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
+                                      std::string("KokkosSketch::RPHOSVD::permuted")),
+                   m_dims.size());
+  }
+
   void allocate() {
     const int N = order();
     auto alloc = [&](const std::string& label, std::int64_t n) {
@@ -572,10 +597,12 @@ class RPHOSVD {
       omega = std::max(omega, entries);
       omega_all += entries;
       jmax = std::max(jmax, m_ranks.n[k]);
-      // Middle modes need the permuted unfolding, except SGEMM projections run slab by slab.
+      // Middle modes need the permuted unfolding, except SGEMM projections run slab by slab
+      // on host spaces and SHGEMM projections read it in place where the backend can.
       const std::int64_t P = m_dims.before(k);
       permuted = permuted || (P > 1 && m_dims.after(k) > 1 &&
-                              !(m_proj == ProjectionGemm::sgemm && Impl::use_slabs<ExecSpace>(P)));
+                              !(m_proj == ProjectionGemm::sgemm && Impl::use_slabs<ExecSpace>(P)) &&
+                              !unfolded_in_place(k));
     }
     m_tau = alloc("tau", jmax);
     if (m_options.qr != QRMethod::householder) {

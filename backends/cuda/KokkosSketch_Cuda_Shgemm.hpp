@@ -154,11 +154,19 @@ struct ShgemmApply<Kokkos::Cuda, AView, BSource, CView, void> {
 /// a multiple of the 64-column k-tile and the operands are 16-byte aligned; else false.
 template <>
 struct ShgemmUnfolded<Kokkos::Cuda, void> {
+  /// Tensor Cores, P a multiple of 64 (whole k-tiles per slab, aligned slab starts), at
+  /// least 2 x 2 outputs; apply() then needs only X 16-byte aligned (and B with unit row
+  /// stride, as the plan's Omega is).
+  static bool supports(const Kokkos::Cuda& space, std::int64_t P, std::int64_t I, std::int64_t S,
+                       std::int64_t n) {
+    return CudaShgemm::device_has_tensor_cores(space.cuda_device()) && P % 64 == 0 && S >= 1 &&
+           I >= 2 && n >= 2;
+  }
   template <class BView, class CView>
   static bool apply(const Kokkos::Cuda& space, const float* X, std::int64_t P, std::int64_t I,
                     std::int64_t S, const BView& B, const CView& C, ShgemmVariant variant) {
     using namespace CudaShgemm;
-    if (!device_has_tensor_cores(space.cuda_device()) || P % 64 != 0 || S < 1) return false;
+    if (!supports(space, P, I, S, std::int64_t(C.extent(1)))) return false;
     if (std::int64_t(B.extent(0)) != P * S || B.stride_0() != 1 ||
         std::int64_t(C.extent(0)) != I)
       return false;

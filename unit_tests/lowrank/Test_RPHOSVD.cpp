@@ -572,6 +572,51 @@ TYPED_TEST(RPHOSVDTest, ShgemmProjectionsAsAccurateAsSgemm) {
   check_projections<TypeParam, 4>({64, 6, 5, 4}, {6, 5, 5, 4}, {3, 2, 2, 1}, 74);
 }
 
+TYPED_TEST(RPHOSVDTest, MisalignedTensorTakesThePermutedPath) {
+  // Mode 2 of 64 x 30 x 12 is read in place on CUDA (P = 64); the same tensor stored one float
+  // past an aligned address cannot be, so the plan grows its permutation buffer and permutes.
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  const std::vector<std::int64_t> I{64, 30, 12}, J{8, 6, 5};
+  auto A = make_tensor<Space, 3>(I);
+  KokkosSketch::tucker_test_tensor(Space(), KokkosSketch::RNGState(77), {6, 4, 3}, kPad, A);
+  Kokkos::View<float*, mem> buf("KokkosSketch::test::buf", A.size() + 1);
+  Kokkos::View<float***, Kokkos::LayoutLeft, mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> B(
+      buf.data() + 1, I[0], I[1], I[2]);
+  Kokkos::deep_copy(B, A);
+  KokkosSketch::RPHOSVDOptions opts;
+  opts.state = KokkosSketch::RNGState(177);
+  opts.projection = KokkosSketch::ProjectionGemm::shgemm_fp16;
+  KokkosSketch::RPHOSVD<Space> plan(Space(), I, J, opts);
+  const std::int64_t before = plan.workspace_bytes();
+  std::vector<HostMatrix> QA, QB;
+  double errA = 0, errB = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    auto g = make_tensor<Space, 3>(J);
+    Factor<Space> Q1("Q1", I[0], J[0]), Q2("Q2", I[1], J[1]), Q3("Q3", I[2], J[2]);
+    if (pass == 0) {
+      plan.compute(A, g, Q1, Q2, Q3);
+      errA = KokkosSketch::tucker_relative_error(Space(), A, g, Q1, Q2, Q3);
+    } else {
+      plan.compute(B, g, Q1, Q2, Q3);
+      errB = KokkosSketch::tucker_relative_error(Space(), B, g, Q1, Q2, Q3);
+    }
+    auto& Q = pass == 0 ? QA : QB;
+    for (const auto& q : {Q1, Q2, Q3}) Q.push_back(KokkosSketch::TestUtil::from_view(q));
+  }
+  const bool cuda = KokkosSketch::Impl::ShgemmUnfolded<Space>::supports(Space(), 64, 30, 12, 6);
+  if (cuda)  // the in-place plan had no A-sized buffer; the misaligned call added one
+    EXPECT_GT(plan.workspace_bytes(), before);
+  else  // generic backends permute from the start
+    EXPECT_EQ(plan.workspace_bytes(), before);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_LT(orthonormality_defect(QB[std::size_t(k)]), 1e-5);
+    EXPECT_LT(projector_distance(QA[std::size_t(k)], QB[std::size_t(k)]), 1e-4) << "Q_" << k + 1;
+  }
+  EXPECT_LT(errA, 1e-5);
+  EXPECT_LT(errB, 1e-5);
+}
+
 TYPED_TEST(RPHOSVDTest, QRMethodsAndSplitCoreAgree) {
   using Space = TypeParam;
   using KokkosSketch::QRMethod;

@@ -35,9 +35,15 @@ struct ShgemmApply {
 /// unfolding with columns p + P s, read in place without a permuting copy. Returns false when
 /// the backend has no such path for these operands (the caller then permutes X and calls
 /// shgemm); otherwise the product is enqueued on `space` (asynchronous). Generic backends:
-/// false.
+/// false. supports() answers for given extents ahead of time, X's alignment aside.
 template <class ExecSpace, class Enable = void>
 struct ShgemmUnfolded {
+  /// Whether apply() takes these extents (P x I x S tensor, n output columns) when X is
+  /// 16-byte aligned: the plan sizes its buffers from this.
+  static bool supports(const ExecSpace&, std::int64_t, std::int64_t, std::int64_t,
+                       std::int64_t) {
+    return false;
+  }
   template <class BView, class CView>
   static bool apply(const ExecSpace&, const float*, std::int64_t, std::int64_t, std::int64_t,
                     const BView&, const CView&, ShgemmVariant) {
