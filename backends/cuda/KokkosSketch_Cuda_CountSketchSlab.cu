@@ -12,7 +12,8 @@
 ///  P2 pre_scan:    per range and key, exclusive scan of the chunk counts -> per-chunk offsets
 ///                  and range totals; per (range, warp list of kSlots keys) the step count
 ///                  max over its keys of the totals.
-///  P3 pre_scatter: stable rank of every row among its chunk's rows of the same key (ballots),
+///  P3 pre_scatter: stable rank of every row among its chunk's rows of the same key (per-warp
+///                  peer masks built by shared-memory atomicOr, order-independent),
 ///                  then the chunk's entries (row - first row of the range) << 6 | hi << 1 |
 ///                  sign are written as contiguous runs: every (range, key) list holds its
 ///                  rows in ascending order.
@@ -34,8 +35,10 @@
 /// Constraints: d % 64 == 0, p in {2048, 4096, 8192, 16384} (KEYS = p / 8 a power of two in
 /// 256..2048; hi fits 3 bits, the word 16 bits), n < 2^30 (entries hold 26-bit row offsets),
 /// 16-byte aligned rows, and 224 KiB of shared memory per block (slab + stage buffers).
-/// Measured in the development harness (H200, n = 1e7, d = 64, p = 4096): pre-pass 0.134 ms,
-/// main 0.611 ms, final 0.0045 ms, 0.752 ms in all = 81% of the copy bandwidth.
+/// Measured (H200, 2026-11-21, n = 1e7, d = 64, p = 4096, slab_launch timed by events over
+/// 20 calls, A 128 bytes off a 256-byte boundary as a Kokkos View): P1 0.043 ms, P2 0.005,
+/// P3 0.078, main 0.613, final 0.0043; 0.748 ms in all (the ballot ranking before: P3
+/// 0.083, 0.756 ms, same GPU and run).
 #include <KokkosSketch_Cuda_CountSketchSlab.hpp>
 
 #define KOKKOSSKETCH_NO_KOKKOS
@@ -66,6 +69,8 @@ constexpr int kBufferFloat4 = kWarps * kEntriesPerBatch * kLanesPerRow;  // all 
 constexpr std::size_t kMainSmem =
     std::size_t(kSlabFloats) * 4 + std::size_t(kBuffers) * kBufferFloat4 * 16;  // 224 KiB
 constexpr int kPreThreads = 256;
+using HistT = std::uint16_t;  // P3's per-warp key counts and chunk offsets (<= kChunk)
+constexpr int kScatterBlocks = 4;  // pre_scatter blocks per SM (52 KiB of shared memory each)
 constexpr std::uint32_t kNoEntry = 0xffffffffu;
 static_assert(kEntriesPerBatch <= 32, "one entry per lane");
 static_assert(kSlots * kLanesPerRow == 32, "a step's rows fill one warp");
@@ -190,30 +195,30 @@ __global__ void __launch_bounds__(1024)
 }
 
 // Stable ranking of a chunk's rows by key (warp wp takes kChunk / 8 consecutive rows, IT per
-// lane; equal keys found by ballots over the key bits). Leaves in hist[w][k] the chunk-local
+// lane; the lanes of equal keys found by an atomicOr of the lane bits into peers[wp][key]). Leaves in hist[w][k] the chunk-local
 // offset of warp w's rows of key k and in kt[k] the chunk total; bits 16.. of pk[it] get the
 // row's rank among its warp's rows of the same key.
 template <int KEYS, int IT>
-__device__ __forceinline__ void rank_chunk(std::uint32_t (&pk)[IT], int (*hist)[KEYS], int* kt) {
-  constexpr int LOGK = ilog2c(KEYS);
+__device__ __forceinline__ void rank_chunk(std::uint32_t (&pk)[IT], HistT (*hist)[KEYS], int* kt,
+                                           std::uint32_t (*peers)[KEYS]) {
   const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
   const unsigned lt = (1u << lane) - 1u;
 #pragma unroll
   for (int it = 0; it < IT; ++it) {
     const bool valid = pk[it] != kNoEntry;
     const int key = int((pk[it] >> 1) & (KEYS - 1));
-    unsigned m = __ballot_sync(0xffffffffu, valid);
-    if (!valid) m = ~m;
-#pragma unroll
-    for (int bit = 0; bit < LOGK; ++bit) {
-      const bool on = (key >> bit) & 1;
-      const unsigned bb = __ballot_sync(0xffffffffu, on);
-      m &= on ? bb : ~bb;
-    }
-    const int v = valid ? hist[wp][key] : 0;
+    // The lanes with this key: OR is commutative, so the mask does not depend on the order
+    // of the atomics (zero before, cleared by the key's first lane after).
+    if (valid) atomicOr(&peers[wp][key], 1u << lane);
+    __syncwarp();
+    const unsigned m = valid ? peers[wp][key] : 0u;
+    const int v = valid ? int(hist[wp][key]) : 0;
     __syncwarp();
     if (valid) pk[it] |= std::uint32_t(v + __popc(m & lt)) << 16;
-    if (valid && lane == __ffs(m) - 1) hist[wp][key] = v + __popc(m);
+    if (valid && lane == __ffs(m) - 1) {
+      hist[wp][key] = HistT(v + __popc(m));
+      peers[wp][key] = 0u;
+    }
     __syncwarp();
   }
   __syncthreads();
@@ -222,7 +227,7 @@ __device__ __forceinline__ void rank_chunk(std::uint32_t (&pk)[IT], int (*hist)[
 #pragma unroll
     for (int w2 = 0; w2 < 8; ++w2) {
       const int t = hist[w2][k];
-      hist[w2][k] = run;
+      hist[w2][k] = HistT(run);
       run += t;
     }
     kt[k] = run;
@@ -233,21 +238,28 @@ __device__ __forceinline__ void rank_chunk(std::uint32_t (&pk)[IT], int (*hist)[
 // P3: entries of chunk c staged in shared memory in (key, row) order, then written as
 // contiguous runs to ent[sbase[r][key] + off[c][key] + rank in chunk], where sbase[r][key] =
 // first row of range r + exclusive scan of tot[r][.] (written by the range's first chunk).
+// Shared memory (scatter_smem, 52 KiB for KEYS = 512: 4 blocks per SM): 16-bit histograms,
+// peer masks, and a 16-bit key per staged entry, from which its destination follows
+// (boff[key] + staged position).
 template <int KEYS>
-__global__ void __launch_bounds__(kPreThreads)
+__global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
     pre_scatter(const std::uint16_t* __restrict__ words, const std::int64_t n,
                 const int* __restrict__ off, const int* __restrict__ tot,
                 long long* __restrict__ sbase, const int nchunks, std::uint32_t* __restrict__ ent) {
   constexpr int LOGK = ilog2c(KEYS), IT = kChunk / kPreThreads;
   extern __shared__ int dsm[];
-  int(*hist)[KEYS] = reinterpret_cast<int(*)[KEYS]>(dsm);  // [8][KEYS]
-  int* kofs = dsm + 8 * KEYS;
-  int* boff = kofs + KEYS;
+  int* kofs = dsm;                                                     // [KEYS]
+  int* boff = kofs + KEYS;                                             // [KEYS]
   std::uint32_t* sent = reinterpret_cast<std::uint32_t*>(boff + KEYS);  // [kChunk]
-  int* sdst = reinterpret_cast<int*>(sent + kChunk);                   // [kChunk]
+  HistT(*hist)[KEYS] = reinterpret_cast<HistT(*)[KEYS]>(sent + kChunk);  // [8][KEYS]
+  std::uint16_t* skey = reinterpret_cast<std::uint16_t*>(hist[8]);     // [kChunk]
+  std::uint32_t(*peers)[KEYS] = reinterpret_cast<std::uint32_t(*)[KEYS]>(skey + kChunk);  // [8][KEYS]
   __shared__ int wsum[8];
   const int c = blockIdx.x, tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
-  for (int i = tid; i < 8 * KEYS; i += kPreThreads) dsm[i] = 0;
+  for (int i = tid; i < 8 * KEYS; i += kPreThreads) {
+    (&hist[0][0])[i] = 0;
+    (&peers[0][0])[i] = 0u;
+  }
   const int r = range_of(c, nchunks), c0 = range_chunk0(r, nchunks);
   const std::int64_t row0 = std::int64_t(c0) * kChunk;
   const std::int64_t rb = std::int64_t(c) * kChunk + wp * (kChunk / 8);
@@ -258,16 +270,17 @@ __global__ void __launch_bounds__(kPreThreads)
     pk[it] = j < n ? std::uint32_t(words[j]) : kNoEntry;
   }
   __syncthreads();
-  rank_chunk<KEYS, IT>(pk, hist, kofs);
+  rank_chunk<KEYS, IT>(pk, hist, kofs, peers);
   block_scan_keys<KEYS>(kofs, wsum);
   // boff[k] = sbase[r][k] + off[c][k]
   for (int k = tid; k < KEYS; k += kPreThreads) boff[k] = tot[r * KEYS + k];
   __syncthreads();
   block_scan_keys<KEYS>(boff, wsum);
+  // boff[k] -= kofs[k]: an entry staged at position i with key k goes to ent[boff[k] + i].
   for (int k = tid; k < KEYS; k += kPreThreads) {
     const long long sb = row0 + boff[k];
     if (c == c0) sbase[r * KEYS + k] = sb;
-    boff[k] = int(sb + off[std::int64_t(c) * KEYS + k]);
+    boff[k] = int(sb + off[std::int64_t(c) * KEYS + k]) - kofs[k];
   }
   __syncthreads();
 #pragma unroll
@@ -276,16 +289,15 @@ __global__ void __launch_bounds__(kPreThreads)
       const std::int64_t j = rb + it * 32 + lane;
       const std::uint32_t wd = pk[it] & 0xffffu;
       const int k = int((wd >> 1) & (KEYS - 1));
-      const int lr = hist[wp][k] + int(pk[it] >> 16);
-      const int sp = kofs[k] + lr;
+      const int sp = kofs[k] + int(hist[wp][k]) + int(pk[it] >> 16);
       const std::uint32_t b = wd >> 1;
       sent[sp] = (std::uint32_t(j - row0) << 6) | ((b >> LOGK) << 1) | (wd & 1u);
-      sdst[sp] = boff[k] + lr;
+      skey[sp] = std::uint16_t(k);
     }
   }
   __syncthreads();
   const int cntc = int(min(std::int64_t(kChunk), n - std::int64_t(c) * kChunk));
-  for (int i = tid; i < cntc; i += kPreThreads) ent[sdst[i]] = sent[i];
+  for (int i = tid; i < cntc; i += kPreThreads) ent[boff[skey[i]] + i] = sent[i];
 }
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
@@ -480,7 +492,10 @@ bool device_supported(int device) {
   return v == 2;
 }
 
-std::size_t scatter_smem(int keys) { return (std::size_t(10) * keys + 2 * kChunk) * sizeof(int); }
+std::size_t scatter_smem(int keys) {
+  return std::size_t(2 * keys + kChunk) * sizeof(int) + std::size_t(8) * keys * sizeof(HistT) +
+         std::size_t(kChunk) * sizeof(std::uint16_t) + std::size_t(8) * keys * sizeof(std::uint32_t);
+}
 
 /// Opts the kernels into their dynamic shared memory; once per device (the attribute belongs
 /// to the device's context).
