@@ -2,8 +2,9 @@
 /// \file KokkosSketch_DenseLA.hpp
 /// \brief The one internal interface to dense linear algebra that every algorithm uses:
 /// Householder QR, forming Q, triangular solves with R, Cholesky factorization, the thin SVD,
-/// the symmetric eigendecomposition, GEMM, and the BLAS-1/2 calls of the iterative solvers
-/// (gemv, nrm2, axpby, scal).
+/// the symmetric eigendecomposition, GEMM, the BLAS-1/2 calls of the iterative solvers
+/// (gemv, nrm2, axpby, scal), and batches of equal small matrices (Gram matrices, Cholesky,
+/// triangular solves) for the CholeskyQRs of several matrices at once.
 ///
 /// `DenseLA<ExecSpace, Scalar>` is a non-copyable plan object. It holds the execution-space
 /// instance and a backend chosen at compile time by partial specialization of

@@ -6,7 +6,10 @@
 /// Workspaces are Kokkos Views in CudaSpace owned by the plan; they only grow (a growth
 /// fences the instance first, so no enqueued call still uses the old buffer). After
 /// geqrf/orgqr/potrf/gesvd/syevd the `devInfo` flag is read back (a host value, so the call waits
-/// for the stream there); trsm stays asynchronous.
+/// for the stream there); trsm stays asynchronous, and so do the batched calls (cuBLAS
+/// strided-batched GEMM for Gram matrices, cuSOLVER potrfBatched with its infos kept pending
+/// in a device array, cuBLAS trsmBatched; the device arrays of matrix pointers they need are
+/// filled on the instance and reused while the batch is unchanged).
 /// Included by KokkosSketch_DenseLA.hpp in CUDA builds; not meant to be included on its own.
 #ifndef KOKKOSSKETCH_CUDA_DENSELA_HPP
 #define KOKKOSSKETCH_CUDA_DENSELA_HPP
