@@ -40,6 +40,7 @@
 /// P3 0.078, main 0.613, final 0.0043; 0.748 ms in all (the ballot ranking before: P3
 /// 0.083, 0.756 ms, same GPU and run).
 #include <KokkosSketch_Cuda_CountSketchSlab.hpp>
+#include <KokkosSketch_Cuda_Ptx.hpp>
 
 #define KOKKOSSKETCH_NO_KOKKOS
 #include <KokkosSketch_Philox.hpp>
@@ -300,26 +301,6 @@ __global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
   for (int i = tid; i < cntc; i += kPreThreads) ent[boff[skey[i]] + i] = sent[i];
 }
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
-  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-#else
-  *static_cast<float4*>(smem) = *static_cast<const float4*>(gmem);
-#endif
-}
-__device__ __forceinline__ void cp_commit() {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int N>
-__device__ __forceinline__ void cp_wait() {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
-
 // Main kernel (see the file comment). Block index = (r NG + g) NCG + cg, cg fastest. Slab row
 // lb = hi << 6 | (b mod 64) holds bucket b = hi KEYS + 64 g + (b mod 64).
 __global__ void __launch_bounds__(kWarps * 32, 1)
@@ -359,9 +340,9 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     for (int pc = 0; pc < kSteps; ++pc) {
       const int t = lane + 32 * pc;
       const std::uint32_t ee = __shfl_sync(0xffffffffu, e, t / kLanesPerRow);
-      if (ee != kNoEntry) cp_async16(sb + t, ag + std::int64_t(ee >> 6) * lda + (t % kLanesPerRow) * 4);
+      if (ee != kNoEntry) Ptx::cp_async16(sb + t, ag + std::int64_t(ee >> 6) * lda + (t % kLanesPerRow) * 4);
     }
-    cp_commit();
+    Ptx::cp_async_commit();
   };
   // Adds buffer u's rows to the slab: lane (slot, q) adds its key's row, columns 4q..4q+3.
   auto process = [&](int u, std::uint32_t e) {
@@ -392,13 +373,13 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
       const int bi = bi0 + u;
       if (bi >= nbat) break;
       issue(bi + kBuffers - 1, (u + kBuffers - 1) % kBuffers, e[(u + kBuffers - 1) % kBuffers]);
-      cp_wait<kBuffers - 1>();
+      Ptx::cp_async_wait<kBuffers - 1>();
       __syncwarp();
       process(u, e[u]);
       __syncwarp();
     }
   }
-  cp_wait<0>();
+  Ptx::cp_async_wait<0>();
   __syncthreads();
   const int LOGKEYS = __ffs(KEYS) - 1;
   float4* pp = reinterpret_cast<float4*>(part);

@@ -37,6 +37,7 @@
 /// Same split, chains (one k-tile), tiles and K splits, but the power of two sigma is chosen
 /// per row and k-tile from the tile itself (no pass over A for row maxima); see the
 /// comment above that kernel and DevNotes_Shgemm.md.
+#include <KokkosSketch_Cuda_Ptx.hpp>
 #include <KokkosSketch_Cuda_ShgemmKernels.hpp>
 
 #define KOKKOSSKETCH_NO_KOKKOS
@@ -118,20 +119,8 @@ std::size_t smem_bytes(Variant v) {
   return b;
 }
 
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
-               "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-}
+using Ptx::cp_async_commit;
+using Ptx::smem_u32;
 template <bool TRANS>
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* p) {
   if constexpr (TRANS)
@@ -142,14 +131,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(smem_u32(p)));
-}
-__device__ __forceinline__ void mma_f16(float (&c)[4], const unsigned (&a)[4], unsigned b0,
-                                        unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 __device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0,
                                          unsigned b1) {
@@ -223,13 +204,13 @@ __device__ __forceinline__ void load_a_chunk(const Params& p, float* a32, std::i
     const std::int64_t gi = m0 + row, gk = k0 + 4 * kc;
     const std::int64_t valid = gi < p.m ? imin(imax(p.k - gk, 0), 4) : 0;
     const float* src = valid > 0 ? p.A + gi * p.lda + a_col(gk, p.a_seg, p.a_seg_stride) : p.A;
-    cp_async16(a32 + row * kLdA32K + 4 * kc, src, int(valid * 4));
+    Ptx::cp_async16_zfill(a32 + row * kLdA32K + 4 * kc, src, int(valid * 4));
   } else {
     const int krow = c >> 5, mc = c & 31;
     const std::int64_t gk = k0 + krow, gi = m0 + 4 * mc;
     const std::int64_t valid = gk < p.k ? imin(imax(p.m - gi, 0), 4) : 0;
     const float* src = valid > 0 ? p.A + gk * p.lda + gi : p.A;
-    cp_async16(a32 + krow * kLdA32M + 4 * mc, src, int(valid * 4));
+    Ptx::cp_async16_zfill(a32 + krow * kLdA32M + 4 * mc, src, int(valid * 4));
   }
 }
 
@@ -255,13 +236,13 @@ __device__ __forceinline__ void load_b(const Params& p, __half* b16, std::int64_
       const std::int64_t gj = n0 + nrow, gk = k0 + 8 * kc;
       const std::int64_t valid = gj < p.n ? imin(imax(p.k - gk, 0), 8) : 0;
       const std::uint16_t* src = valid > 0 ? p.B + gj * p.ldb + gk : p.B;
-      cp_async16(b16 + swz64(nrow, 8 * kc), src, int(valid * 2));
+      Ptx::cp_async16_zfill(b16 + swz64(nrow, 8 * kc), src, int(valid * 2));
     } else {
       const int krow = c >> 4, nc = c & 15;
       const std::int64_t gk = k0 + krow, gj = n0 + 8 * nc;
       const std::int64_t valid = gk < p.k ? imin(imax(p.n - gj, 0), 8) : 0;
       const std::uint16_t* src = valid > 0 ? p.B + gk * p.ldb + gj : p.B;
-      cp_async16(b16 + swz128(krow, 8 * nc), src, int(valid * 2));
+      Ptx::cp_async16_zfill(b16 + swz128(krow, 8 * nc), src, int(valid * 2));
     }
   }
 }
@@ -279,14 +260,14 @@ __device__ __forceinline__ void load_a_full(const Params& p, float* a32, const f
     float* dst = a32 + (tid >> 4) * kLdA32K + 4 * (tid & 15);
 #pragma unroll
     for (int i = 0; i < n; ++i)
-      cp_async16(dst + i * step * kLdA32K, src + i * step * p.lda, 16);
+      Ptx::cp_async16_zfill(dst + i * step * kLdA32K, src + i * step * p.lda, 16);
   } else {
     constexpr int step = THREADS / 32;  // k-rows per pass
     const float* src = a_base + k0 * p.lda;
     float* dst = a32 + (tid >> 5) * kLdA32M + 4 * (tid & 31);
 #pragma unroll
     for (int i = 0; i < n; ++i)
-      cp_async16(dst + i * step * kLdA32M, src + i * step * p.lda, 16);
+      Ptx::cp_async16_zfill(dst + i * step * kLdA32M, src + i * step * p.lda, 16);
   }
 }
 template <int BM, int THREADS = kThreads>
@@ -299,13 +280,13 @@ __device__ __forceinline__ void load_b_full(const Params& p, __half* b16,
     __half* dst = b16 + swz64(tid >> 3, 8 * (tid & 7));
 #pragma unroll
     for (int i = 0; i < 1024 / THREADS; ++i)
-      cp_async16(dst + i * step * 64, src + i * step * p.ldb, 16);
+      Ptx::cp_async16_zfill(dst + i * step * 64, src + i * step * p.ldb, 16);
   } else {
     static_assert(THREADS == kThreads, "n-major B tiles are copied by the mma.sync kernel only");
     const std::uint16_t* src = b_base + k0 * p.ldb;
     __half* dst = b16 + swz128(tid >> 4, 8 * (tid & 15));
 #pragma unroll
-    for (int i = 0; i < 4; ++i) cp_async16(dst + i * 16 * 128, src + i * 16 * p.ldb, 16);
+    for (int i = 0; i < 4; ++i) Ptx::cp_async16_zfill(dst + i * 16 * 128, src + i * 16 * p.ldb, 16);
   }
 }
 
@@ -430,7 +411,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
     s_sigma[tid] = s;
     s_inv[tid] = inv;
   }
-  cp_async_wait_all();
+  Ptx::cp_async_wait<0>();
   __syncthreads();
   if constexpr (V == Variant::fp16) {
 #pragma unroll
@@ -451,7 +432,7 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
   const int nt_live = int(imin(imax((p.n - ncol0 + 7) / 8, 0), kNT));
 
   for (int t = 0; t < T; ++t) {
-    cp_async_wait_all();
+    Ptx::cp_async_wait<0>();
     __syncthreads();
     issue(t + 2);
     const __half* b16 = s_b16 + (t % kStages) * kB16Halves;
@@ -519,8 +500,8 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
             const unsigned b0 = bf[nt >> 1][(nt & 1) * 2], b1 = bf[nt >> 1][(nt & 1) * 2 + 1];
 #pragma unroll
             for (int mt = 0; mt < kMT; ++mt) {
-              mma_f16(acc[mt][nt], ah[mt], b0, b1);
-              mma_f16(acc[mt][nt], al[mt], b0, b1);
+              Ptx::mma_f16_16816(acc[mt][nt], ah[mt], b0, b1);
+              Ptx::mma_f16_16816(acc[mt][nt], al[mt], b0, b1);
             }
           }
         }
@@ -857,7 +838,7 @@ __global__ void __launch_bounds__(kHThreads, 1) shgemm_wgmma_kernel(const Params
                         k0, a_rows_full && k_full, b_cols_full && k_full, tid);
       cp_async_arrive_noinc(full + s);
     }
-    cp_async_wait_all();
+    Ptx::cp_async_wait<0>();
   } else {  // consumer warpgroups: rows 64 c .. 64 c + 63 of the tile
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int ct = tid - 128, c = ct >> 7, w = (ct >> 5) & 3, lane = tid & 31;

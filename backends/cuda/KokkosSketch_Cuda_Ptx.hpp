@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Cuda_Ptx.hpp
+/// \brief Inline PTX shared by the CUDA kernels compiled into `kokkossketch_cuda_kernels`
+/// (SHGEMM, the CountSketch slab path): shared-memory addresses, asynchronous global-to-shared
+/// copies (cp.async) and the FP16 Tensor Core product m16n8k16. Compute capability 8.0 or
+/// newer (the library's architectures); device code only.
+#ifndef KOKKOSSKETCH_CUDA_PTX_HPP
+#define KOKKOSSKETCH_CUDA_PTX_HPP
+
+#include <cstdint>
+
+namespace KokkosSketch {
+namespace Impl {
+namespace Ptx {
+
+/// The shared-state-space address of a generic pointer into shared memory.
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// 16 bytes from global `src` to shared `dst`, asynchronously (cp.async.cg: through L2 only).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(dst)), "l"(src)
+               : "memory");
+}
+
+/// As cp_async16, reading only the first `src_bytes` (0..16) of `src` and zero-filling the
+/// rest of the 16 bytes at `dst`.
+__device__ __forceinline__ void cp_async16_zfill(void* dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
+/// Closes the group of the thread's cp.async copies issued since the last commit.
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/// Waits until at most N of the thread's committed cp.async groups are still pending.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/// c += a b on FP16 Tensor Cores with FP32 accumulation: one m16n8k16 tile per warp (a: four
+/// registers of the row-major 16 x 16 A fragment, b0/b1: the column-major 16 x 8 B fragment).
+__device__ __forceinline__ void mma_f16_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                              unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+}  // namespace Ptx
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif
