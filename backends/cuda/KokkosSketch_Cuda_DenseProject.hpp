@@ -62,6 +62,7 @@
 
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_Cuda_Ptx.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Workspace.hpp>
 #include <impl/KokkosSketch_DenseProject_impl.hpp>
@@ -144,27 +145,17 @@ __device__ __forceinline__ unsigned sign_pair(std::uint32_t w, int q, unsigned m
   return r;
 }
 
-__device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0,
-                                          unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
+using Ptx::mma_f16_16816;
+using Ptx::smem_u32;
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count)
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count)
                : "memory");
 }
 __device__ __forceinline__ std::uint64_t mbar_arrive(std::uint64_t* bar) {
   std::uint64_t state;
   asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n"
                : "=l"(state)
-               : "r"(smem_addr(bar))
+               : "r"(smem_u32(bar))
                : "memory");
   return state;
 }
@@ -175,7 +166,7 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint64_t stat
         "{\n .reg .pred p;\n mbarrier.test_wait.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, "
         "p;\n}\n"
         : "=r"(done)
-        : "r"(smem_addr(bar)), "l"(state)
+        : "r"(smem_u32(bar)), "l"(state)
         : "memory");
   } while (!done);
 }
@@ -376,8 +367,8 @@ __global__ void __launch_bounds__(kThreads, 1) dense_tc_main(const Params p) {
                                  sign_pair(W[m][1][0], 2 * ss + 1, mask, one)};
 #pragma unroll
           for (int nt = 0; nt < NT; ++nt) {
-            mma_16816(inner[m][nt], a, bv[nt].x, bv[nt].y);  // S a_hi
-            mma_16816(inner[m][nt], a, bv[nt].z, bv[nt].w);  // S a_lo
+            mma_f16_16816(inner[m][nt], a, bv[nt].x, bv[nt].y);  // S a_hi
+            mma_f16_16816(inner[m][nt], a, bv[nt].z, bv[nt].w);  // S a_lo
           }
         }
       }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Cuda_Ptx.hpp
-/// \brief Inline PTX shared by the CUDA kernels compiled into `kokkossketch_cuda_kernels`
-/// (SHGEMM, the CountSketch slab path): shared-memory addresses, asynchronous global-to-shared
+/// \brief Inline PTX shared by the CUDA kernels (SHGEMM and the CountSketch slab path in
+/// `kokkossketch_cuda_kernels`, the Tensor Core dense projection): shared-memory addresses, asynchronous global-to-shared
 /// copies (cp.async) and the FP16 Tensor Core product m16n8k16. Compute capability 8.0 or
 /// newer (the library's architectures); device code only.
 #ifndef KOKKOSSKETCH_CUDA_PTX_HPP
