@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Cuda_Ptx.hpp
 /// \brief Inline PTX shared by the CUDA kernels (SHGEMM and the CountSketch slab path in
-/// `kokkossketch_cuda_kernels`, the Tensor Core dense projection): shared-memory addresses, asynchronous global-to-shared
-/// copies (cp.async) and the FP16 Tensor Core product m16n8k16. Compute capability 8.0 or
-/// newer (the library's architectures); device code only.
+/// `kokkossketch_cuda_kernels`, the Tensor Core dense projection): shared-memory addresses,
+/// asynchronous global-to-shared copies (cp.async) and the FP16 (m16n8k16) and TF32 (m16n8k8)
+/// Tensor Core products. Compute capability 8.0 or newer; device code only.
 #ifndef KOKKOSSKETCH_CUDA_PTX_HPP
 #define KOKKOSSKETCH_CUDA_PTX_HPP
 
@@ -49,6 +49,18 @@ __device__ __forceinline__ void mma_f16_16816(float (&c)[4], const unsigned (&a)
                                               unsigned b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// c += a b on TF32 Tensor Cores with FP32 accumulation: one m16n8k8 tile per warp (a: four
+/// registers of the row-major 16 x 8 A fragment, b0/b1: the column-major 8 x 8 B fragment;
+/// operands in TF32 bit patterns).
+__device__ __forceinline__ void mma_tf32_1688(float (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                              unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
       "{%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));

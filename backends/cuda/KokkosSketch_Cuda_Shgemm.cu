@@ -132,14 +132,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* p) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(smem_u32(p)));
 }
-__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0,
-                                         unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 __device__ __forceinline__ unsigned to_tf32(float x) {
   unsigned r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
@@ -569,8 +561,8 @@ __global__ void __launch_bounds__(kThreads, 1) shgemm_kernel(const Params p) {
             if (nt < nt_live) {
               const float2 bb = __half22float2(*reinterpret_cast<const __half2*>(&bq[nt]));
               const unsigned b0 = __float_as_uint(bb.x), b1 = __float_as_uint(bb.y);
-              mma_tf32(acc[mt][nt], ah, b0, b1);
-              mma_tf32(acc[mt][nt], al, b0, b1);
+              Ptx::mma_tf32_1688(acc[mt][nt], ah, b0, b1);
+              Ptx::mma_tf32_1688(acc[mt][nt], al, b0, b1);
             }
           }
         }
