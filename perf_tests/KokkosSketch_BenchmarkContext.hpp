@@ -301,6 +301,16 @@ inline void add_context(SizeSet sizes) {
                                   std::to_string(prop.major) + "." + std::to_string(prop.minor));
       benchmark::AddCustomContext("cuda_sm_count", std::to_string(prop.multiProcessorCount));
       benchmark::AddCustomContext("cuda_global_mem_MiB", std::to_string(prop.totalGlobalMem >> 20));
+      // Which physical GPU ran (lent machines of one model differ by a few percent).
+      static const char hex[] = "0123456789abcdef";
+      std::string uuid;
+      for (int i = 0; i < 16; ++i) {
+        const unsigned b = static_cast<unsigned char>(prop.uuid.bytes[i]);
+        uuid += hex[b >> 4];
+        uuid += hex[b & 15u];
+        if (i == 3 || i == 5 || i == 7 || i == 9) uuid += '-';
+      }
+      benchmark::AddCustomContext("cuda_uuid", "GPU-" + uuid);
     }
     int clock_khz = 0, bus_bits = 0;
     if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
