@@ -436,9 +436,9 @@ class RPHOSVD {
 
   /// CholeskyQR2 or shifted CholeskyQR3 in place on the FP64 copies X_k = double(W_k), the
   /// modes of equal extents (I_k, J_k) as one batch per step (Gram matrices, shift,
-  /// factorizations, triangular solves: measured on an H200 about 2x faster than one mode
-  /// after the other for three 512 x 128 matrices, the Cholesky factorizations being latency
-  /// bound); the factorizations' infos are left pending (no wait), m_info_modes records
+  /// factorizations, triangular solves: small Cholesky factorizations are latency bound, so a
+  /// batch costs about as much as one; the QR step of 512^3 went from 1.29 to 0.64 ms, runs
+  /// H200-7 and H200-8 of docs/performance.md); the factorizations' infos are left pending (no wait), m_info_modes records
   /// the mode of each.
   void cholesky_qr_enqueue() {
     m_info_modes.clear();
