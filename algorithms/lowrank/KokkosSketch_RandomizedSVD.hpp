@@ -618,7 +618,7 @@ class RandomizedSVD {
       // FP64 copy of the matrix being orthonormalized (Y, Z) or of the small factor.
       const std::int64_t rows = cholesky() ? (m_m > m_n ? m_m : m_n) : (direct ? m_n : k);
       m_X = alloc<dbuf_t>(m_space, "KokkosSketch::RandomizedSVD::cholqr_X", rows * k);
-      m_G = alloc<dbuf_t>(m_space, "KokkosSketch::RandomizedSVD::cholqr_G", 4 * k * k + k);
+      m_G = alloc<dbuf_t>(m_space, "KokkosSketch::RandomizedSVD::cholqr_G", 4 * k * k);
       m_lad = std::make_unique<Impl::DenseLA<ExecSpace, double>>(m_space);
     }
     if (gram()) {
@@ -716,7 +716,6 @@ class RandomizedSVD {
     w.R = dmat_t(g + k * k, k, k);
     w.Rcur = dmat_t(g + 2 * k * k, k, k);
     w.Rtmp = dmat_t(g + 3 * k * k, k, k);
-    w.d = Impl::UVector<ExecSpace, double>(g + 4 * k * k, k);
     bool ok = true;
     if (shifted) {
       ok = Impl::cholqr_pass(m_space, *m_lad, w, Impl::shifted_cholqr_factor(rows, k), acc, true);

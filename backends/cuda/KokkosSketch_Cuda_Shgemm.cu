@@ -999,6 +999,18 @@ void plan_splits(const Problem& p, int& ksplit, int& tiles_per_split) {
   ksplit = (T + tiles_per_split - 1) / tiles_per_split;
 }
 
+/// After a product kernel launch: its launch error, or with K splits the sum of the partials
+/// into C (the reduce kernel's launch error).
+inline cudaError_t finish_splits(const Params& prm, cudaStream_t stream) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || prm.ksplit == 1) return e;
+  const std::int64_t mn = prm.m * prm.n;
+  const unsigned grid = unsigned(imin((mn + 255) / 256, 65535));
+  shgemm_reduce<<<grid, 256, 0, stream>>>(prm.P, prm.ksplit, prm.m, prm.n, prm.C, prm.c_s0,
+                                          prm.c_s1);
+  return cudaGetLastError();
+}
+
 template <Variant V, bool AK, int BM>
 cudaError_t launch_main(const Params& prm, cudaStream_t stream) {
   const std::size_t smem = smem_bytes(V);
@@ -1007,13 +1019,7 @@ cudaError_t launch_main(const Params& prm, cudaStream_t stream) {
   if (e != cudaSuccess) return e;
   const std::int64_t blocks = prm.tiles_m * prm.tiles_n * prm.ksplit;
   shgemm_kernel<V, AK, BM><<<dim3(unsigned(blocks)), kThreads, smem, stream>>>(prm);
-  e = cudaGetLastError();
-  if (e != cudaSuccess || prm.ksplit == 1) return e;
-  const std::int64_t mn = prm.m * prm.n;
-  const unsigned grid = unsigned(imin((mn + 255) / 256, 65535));
-  shgemm_reduce<<<grid, 256, 0, stream>>>(prm.P, prm.ksplit, prm.m, prm.n, prm.C, prm.c_s0,
-                                          prm.c_s1);
-  return cudaGetLastError();
+  return finish_splits(prm, stream);
 }
 
 template <Variant V, bool AK>
@@ -1030,13 +1036,7 @@ cudaError_t launch_wgmma(const Params& prm, cudaStream_t stream) {
   if (e != cudaSuccess) return e;
   const std::int64_t blocks = prm.tiles_m * prm.tiles_n * prm.ksplit;
   shgemm_wgmma_kernel<AK, PIPE><<<dim3(unsigned(blocks)), kHThreads, kHSmem, stream>>>(prm);
-  e = cudaGetLastError();
-  if (e != cudaSuccess || prm.ksplit == 1) return e;
-  const std::int64_t mn = prm.m * prm.n;
-  const unsigned grid = unsigned(imin((mn + 255) / 256, 65535));
-  shgemm_reduce<<<grid, 256, 0, stream>>>(prm.P, prm.ksplit, prm.m, prm.n, prm.C, prm.c_s0,
-                                          prm.c_s1);
-  return cudaGetLastError();
+  return finish_splits(prm, stream);
 }
 
 /// Whether the current device runs the sm_90a kernels: compute capability 9.0 and the binary

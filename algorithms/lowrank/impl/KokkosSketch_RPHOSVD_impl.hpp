@@ -423,27 +423,6 @@ void combine_split(const ExecSpace& space, const float* C, std::int64_t cs0, std
       });
 }
 
-/// G_b(i, i) += c * trace(G_b) for the `count` n x n column-major matrices G_b = G + b n^2
-/// (the shift of shifted CholeskyQR, c from shifted_cholqr_factor), one team per matrix: the
-/// trace is summed before any diagonal entry changes. Asynchronous.
-template <class ExecSpace>
-void shift_diagonals(const ExecSpace& space, double* G, std::int64_t n, int count, double c) {
-  using policy_t = Kokkos::TeamPolicy<ExecSpace>;
-  using member_t = typename policy_t::member_type;
-  Kokkos::parallel_for(
-      "KokkosSketch::rphosvd::shift_diagonals", policy_t(space, count, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member_t& team) {
-        double* g = G + std::int64_t(team.league_rank()) * n * n;
-        double t = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, n),
-            [&](std::int64_t i, double& acc) { acc += g[i * (n + 1)]; }, t);
-        team.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
-                             [&](std::int64_t i) { g[i * (n + 1)] += c * t; });
-      });
-}
-
 /// out(i, j) = Scalar(in(i, j)) for a rank-2 View of any layout into a column-major array.
 template <class ExecSpace, class Scalar, class InView>
 void convert_matrix(const ExecSpace& space, const InView& in, Scalar* out) {

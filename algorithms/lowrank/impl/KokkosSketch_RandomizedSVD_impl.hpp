@@ -37,24 +37,24 @@ void rsvd_copy_values(const ExecSpace& space, const SkView& Sk, const SView& S) 
       KOKKOS_LAMBDA(std::int64_t i) { S(i) = value_t(Sk(i)); });
 }
 
-/// G(i, i) += c trace(G) (the shift of shifted CholeskyQR; every thread sums the diagonal
-/// itself: k^2 reads for a k x k Gram matrix, negligible, and no host round trip).
-template <class ExecSpace, class GView, class DView>
-void rsvd_shift_diagonal(const ExecSpace& space, const GView& G, const DView& d, double c) {
-  const std::int64_t k = G.extent(0);
-  // Snapshot of the diagonal (into d, k entries) first, so that no thread reads an entry
-  // another one has shifted.
+/// G_b(i, i) += c * trace(G_b) for the `count` n x n column-major matrices G_b = G + b n^2
+/// (the shift of shifted CholeskyQR, c from shifted_cholqr_factor), one team per matrix: the
+/// trace is summed before any diagonal entry changes. Asynchronous.
+template <class ExecSpace>
+void shift_diagonals(const ExecSpace& space, double* G, std::int64_t n, int count, double c) {
+  using policy_t = Kokkos::TeamPolicy<ExecSpace>;
+  using member_t = typename policy_t::member_type;
   Kokkos::parallel_for(
-      "KokkosSketch::RandomizedSVD::gram_diagonal",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k),
-      KOKKOS_LAMBDA(std::int64_t i) { d(i) = G(i, i); });
-  Kokkos::parallel_for(
-      "KokkosSketch::RandomizedSVD::shift",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k),
-      KOKKOS_LAMBDA(std::int64_t i) {
+      "KokkosSketch::cholesky_qr::shift_diagonals", policy_t(space, count, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const member_t& team) {
+        double* g = G + std::int64_t(team.league_rank()) * n * n;
         double t = 0;
-        for (std::int64_t l = 0; l < k; ++l) t += d(l);
-        G(i, i) = d(i) + c * t;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, n),
+            [&](std::int64_t i, double& acc) { acc += g[i * (n + 1)]; }, t);
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
+                             [&](std::int64_t i) { g[i * (n + 1)] += c * t; });
       });
 }
 
@@ -103,10 +103,9 @@ struct CholQRWork {
   UMatrix<ExecSpace, double> R;     ///< k x k: accumulated R (when asked for)
   UMatrix<ExecSpace, double> Rcur;  ///< k x k: R of the current pass
   UMatrix<ExecSpace, double> Rtmp;  ///< k x k: product temporary
-  UVector<ExecSpace, double> d;     ///< k: diagonal snapshot for the shift
 };
 
-/// One CholeskyQR pass on W.X in FP64: G = X^T X (+ shift), G = R^T R, X <- X R^{-1}; with
+/// One CholeskyQR pass on W.X in FP64: G = X^T X (+ shift, W.G contiguous), G = R^T R, X <- X R^{-1}; with
 /// `accumulate`, W.R <- R W.R (or R on the first pass). Returns false when potrf fails.
 /// With `deferred` the factorization's info is left pending in `la` (DenseLA::potrf_deferred,
 /// no wait) and the pass returns true: the caller checks DenseLA::deferred_infos() and
@@ -116,7 +115,7 @@ bool cholqr_pass(const ExecSpace& space, DenseLA<ExecSpace, double>& la,
                  const CholQRWork<ExecSpace>& w, double shift, bool accumulate, bool first,
                  bool deferred = false) {
   la.gemm("T", "N", 1.0, w.X, w.X, 0.0, w.G);
-  if (shift > 0) rsvd_shift_diagonal(space, w.G, w.d, shift);
+  if (shift > 0) shift_diagonals(space, w.G.data(), std::int64_t(w.G.extent(0)), 1, shift);
   if (deferred)
     la.potrf_deferred(w.G);
   else if (!la.potrf(w.G))
