@@ -74,8 +74,8 @@ struct RPHOSVDOptions {
   /// memory traffic of the FP32 step, so it pays only where the FP32 GEMM is bound by
   /// arithmetic (2 J_k flops per 4-byte entry of A): on an H200 the FP32 step was faster at
   /// J_k = 32 (128^4: 1.05 vs 1.65 ms) and slower at J_k = 128 (512^3: 1.11 vs 1.00 ms;
-  /// 1024 x 1024 x 512: 3.64 vs 2.64 ms); the crossover estimated from FP32 throughput and
-  /// bandwidth is near 54.
+  /// 1024 x 1024 x 512: 3.64 vs 2.64 ms; docs/performance.md, notes of run H200-8); the
+  /// crossover estimated from FP32 throughput and bandwidth is near 54.
   std::int64_t shgemm_core_min_rank = 64;
 
   /// \brief The seed paper's FP32 pipeline: projections by SGEMM, Householder QR, FP32 core
