@@ -6,17 +6,22 @@
 ///
 /// Algorithm. A's rows are cut into kRanges ranges of whole chunks (kChunk rows each). With
 /// KEYS = p / 8, a bucket b splits into key = b mod KEYS and hi = b / KEYS (0..7).
-/// Pre-pass (once per call):
-///  P1 pre_hist:    one Philox call per row (the draw of CountSketchOp) -> 16-bit word
-///                  (b << 1 | sign); per-chunk histogram of the keys.
-///  P2 pre_scan:    per range and key, exclusive scan of the chunk counts -> per-chunk offsets
-///                  and range totals; per (range, warp list of kSlots keys) the step count
-///                  max over its keys of the totals.
-///  P3 pre_scatter: stable rank of every row among its chunk's rows of the same key (per-warp
-///                  peer masks built by shared-memory atomicOr, order-independent),
-///                  then the chunk's entries (row - first row of the range) << 6 | hi << 1 |
-///                  sign are written as contiguous runs: every (range, key) list holds its
-///                  rows in ascending order.
+/// Pre-pass (one kernel, pre_pass; its blocks take work items from a counter):
+///  P1 (item per chunk): one Philox call per row (the draw of CountSketchOp) -> 16-bit word
+///                  (b << 1 | sign); the chunk's histogram of the keys. The range's last P1
+///                  item to finish then does
+///  P2 (per range): per key, exclusive scan of the chunk counts -> per-chunk offsets and the
+///                  range totals; per warp list of kSlots keys the step count (max over its
+///                  keys of the totals); then raises the range's ready flag.
+///  P3 (item per chunk, after its range's flag): stable rank of every row among its chunk's
+///                  rows of the same key (per-warp peer masks built by shared-memory
+///                  atomicOr, order-independent), then the chunk's entries (row - first row
+///                  of the range) << 6 | hi << 1 | sign are written as contiguous runs: every
+///                  (range, key) list holds its rows in ascending order.
+///  Items are handed out as P1 of ranges 0..kLag-1, then P1 of range t with P3 of range
+///  t - kLag, ...: P1 (integer pipes, Philox) and P3 (shared memory) run side by side, and a
+///  P3 item is handed out only after every P1 item of its range, so no block waits for work
+///  that no block has started (no deadlock, whatever the residency).
 /// Main kernel, block (range r, bucket group g, column group cg): Y's 512 buckets of group g
 /// ((b / 64) mod (p / 512) == g) times the 64 columns of cg, in shared memory (128 KiB).
 /// Warp w owns the keys 64 g + 2 w + {0, 1}; its lanes 0..15 handle the first key, 16..31 the
@@ -25,7 +30,9 @@
 /// one lane only: no atomics, no races. The rows of kSteps steps (a batch, 1.5 KiB per warp)
 /// are copied into a per-warp stage buffer by cp.async, kBuffers buffers deep, so the loads
 /// of batch i + 1 are in flight while batch i is added. The block then writes its slab to
-/// the partial sketch of its range, part[r][p][d].
+/// the partial sketch of its range, part[r][p][d]. The main kernel is launched with
+/// programmatic stream serialization (compute capability 9.0): its blocks may start on the
+/// SMs the pre-pass frees while it finishes; each waits for its range's P3 items.
 /// Final kernel: Y = sum over r of part[r] in ascending r.
 /// Every entry of Y is thus the same sequence of FP32 additions on every call (each range's
 /// rows of a bucket in ascending order, then the ranges in order): the result does not
@@ -36,9 +43,9 @@
 /// 256..2048; hi fits 3 bits, the word 16 bits), n < 2^30 (entries hold 26-bit row offsets),
 /// 16-byte aligned rows, and 224 KiB of shared memory per block (slab + stage buffers).
 /// Measured (H200, 2026-11-21, n = 1e7, d = 64, p = 4096, slab_launch timed by events over
-/// 20 calls, A 128 bytes off a 256-byte boundary as a Kokkos View): P1 0.043 ms, P2 0.005,
-/// P3 0.078, main 0.613, final 0.0043; 0.748 ms in all (the ballot ranking before: P3
-/// 0.083, 0.756 ms, same GPU and run).
+/// 20 calls, A 128 bytes off a 256-byte boundary as in a Kokkos View, same GPU and run):
+/// 0.754 ms (pre-pass 0.116, main 0.632) against 0.773 ms (P1 + P2 + P3 0.124, main 0.639)
+/// with the three pre-pass kernels in sequence; Y bitwise the same.
 #include <KokkosSketch_Cuda_CountSketchSlab.hpp>
 #include <KokkosSketch_Cuda_Ptx.hpp>
 
@@ -71,7 +78,7 @@ constexpr std::size_t kMainSmem =
     std::size_t(kSlabFloats) * 4 + std::size_t(kBuffers) * kBufferFloat4 * 16;  // 224 KiB
 constexpr int kPreThreads = 256;
 using HistT = std::uint16_t;  // P3's per-warp key counts and chunk offsets (<= kChunk)
-constexpr int kScatterBlocks = 4;  // pre_scatter blocks per SM (52 KiB of shared memory each)
+constexpr int kScatterBlocks = 4;  // pre_pass blocks per SM (52 KiB of shared memory each)
 constexpr std::uint32_t kNoEntry = 0xffffffffu;
 static_assert(kEntriesPerBatch <= 32, "one entry per lane");
 static_assert(kSlots * kLanesPerRow == 32, "a step's rows fill one warp");
@@ -92,27 +99,58 @@ struct Draws {
   }
 };
 
-// Chunk c belongs to range floor(((c + 1) R - 1) / nchunks); range r starts at chunk
-// floor(r nchunks / R) (ranges may be empty when nchunks < R).
-__device__ __forceinline__ int range_of(int c, int nchunks) {
-  return int((std::int64_t(c + 1) * kRanges - 1) / nchunks);
-}
+// Range r holds the chunks floor(r nchunks / R) .. floor((r + 1) nchunks / R) - 1 (ranges
+// are empty when nchunks < R and floor(r nchunks / R) = floor((r + 1) nchunks / R)).
 __host__ __device__ __forceinline__ int range_chunk0(int r, int nchunks) {
   return int(std::int64_t(r) * nchunks / kRanges);
 }
 
-// P1: words and per-chunk key histograms.
+// Programmatic dependent launch (compute capability 9.0): the main kernel is launched with
+// programmatic stream serialization and the pre-pass lets it be scheduled once all its blocks
+// have started, so main blocks of ranges whose entries are written start on the SMs the
+// pre-pass frees while it finishes the last ranges. Elsewhere both are no-ops (the main
+// kernel then starts after the pre-pass, its flags all set).
+__device__ __forceinline__ void grid_launch_dependents() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_wait() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+// Control words of the pre-pass, zeroed on the stream before each call.
+struct PreControl {
+  int next;                         // work items handed out
+  int done[kRanges];                // P1 items finished, per range
+  alignas(128) int ready[kRanges];  // 1 once the range's offsets, totals, step counts are written
+  alignas(128) int scattered[kRanges];  // P3 items finished, per range (main kernel polls)
+};
+
+// The pre-pass work items in the order they are handed out: phase t = 0, 1, ... holds the
+// P1 items of range t (t < kRanges), then the P3 items of range t - kLag (t >= kLag). A P3
+// item is handed out only after every P1 item of its range, so a P3 block never waits for
+// work that no block has started, whatever the residency: no deadlock. Lag (H200, n = 1e7,
+// p = 4096, pre-pass alone): 2 -> 0.134 ms, 4 -> 0.120, 8 -> 0.113, 12 -> 0.116 (the three
+// kernels in sequence: 0.123); a P3 item whose range is not ready yet holds a block slot.
+constexpr int kLag = 8;
+
+// P1 (chunk c of range r): words and the chunk's key histogram. The range's last P1 block to
+// finish then scans the range (P2) and raises its ready flag.
 template <int KEYS>
-__global__ void __launch_bounds__(kPreThreads)
-    pre_hist(const Draws S, const std::int64_t n, std::uint16_t* __restrict__ words,
-             int* __restrict__ cnt) {
-  __shared__ int h[KEYS];
+__device__ __forceinline__ void hist_chunk(const Draws& S, const std::int64_t n, const int c,
+                                           const int r, const int nchunks, int* h, int* flag,
+                                           std::uint16_t* __restrict__ words,
+                                           int* __restrict__ cnt, int* __restrict__ off,
+                                           int* __restrict__ tot, int* __restrict__ steps,
+                                           PreControl* ctl) {
   for (int i = threadIdx.x; i < KEYS; i += kPreThreads) h[i] = 0;
   __syncthreads();
-  const std::int64_t c = blockIdx.x;
 #pragma unroll 4
   for (int i = threadIdx.x; i < kChunk; i += kPreThreads) {
-    const std::int64_t j = c * kChunk + i;
+    const std::int64_t j = std::int64_t(c) * kChunk + i;
     if (j < n) {
       const std::uint32_t w = S.word(j);
       words[j] = std::uint16_t(w);
@@ -120,7 +158,49 @@ __global__ void __launch_bounds__(kPreThreads)
     }
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < KEYS; i += kPreThreads) cnt[c * KEYS + i] = h[i];
+  for (int i = threadIdx.x; i < KEYS; i += kPreThreads) cnt[std::int64_t(c) * KEYS + i] = h[i];
+  __threadfence();
+  __syncthreads();
+  const int c0 = range_chunk0(r, nchunks), c1 = range_chunk0(r + 1, nchunks);
+  if (threadIdx.x == 0) *flag = atomicAdd(&ctl->done[r], 1) == c1 - c0 - 1;
+  __syncthreads();
+  if (*flag == 0) return;
+  __threadfence();
+  // P2 for range r: off[c][key] = rows of key in the range's chunks before c; tot[r][key];
+  // steps[r][key / kSlots] = max of the kSlots totals of a warp's keys.
+  constexpr int PER = KEYS / kPreThreads, U = 16;
+  int run[PER];
+#pragma unroll
+  for (int k = 0; k < PER; ++k) run[k] = 0;
+  for (int cb = c0; cb < c1; cb += U) {
+    int v[PER][U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int k = 0; k < PER; ++k)
+        v[k][u] = cb + u < c1 ? __ldcg(cnt + std::int64_t(cb + u) * KEYS + k * kPreThreads +
+                                       threadIdx.x)
+                              : 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int k = 0; k < PER; ++k)
+        if (cb + u < c1) {
+          off[std::int64_t(cb + u) * KEYS + k * kPreThreads + threadIdx.x] = run[k];
+          run[k] += v[k][u];
+        }
+  }
+#pragma unroll
+  for (int k = 0; k < PER; ++k) {
+    const int key = k * kPreThreads + threadIdx.x;
+    tot[r * KEYS + key] = run[k];
+    int m = run[k];  // the kSlots keys of a warp list sit in adjacent threads
+    for (int o = 1; o < kSlots; o <<= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if ((key & (kSlots - 1)) == 0) steps[r * (KEYS / kSlots) + key / kSlots] = m;
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) Ptx::st_release_gpu(&ctl->ready[r], 1);
 }
 
 // Block-wide exclusive scan of v[0..KEYS) in shared memory, kPreThreads threads.
@@ -151,48 +231,6 @@ __device__ __forceinline__ void block_scan_keys(int* v, int* wsum8) {
     run += vals[i];
   }
   __syncthreads();
-}
-
-// P2: grid kRanges x (KEYS / 128) blocks of 1024 threads (128 keys x 8 segments of the
-// range's chunks). off[c][key] = rows of key in the range's chunks before c; tot[r][key];
-// steps[r][key / kSlots] = max of the kSlots totals of a warp's keys.
-template <int KEYS>
-__global__ void __launch_bounds__(1024)
-    pre_scan(const int* __restrict__ cnt, int* __restrict__ off, int* __restrict__ tot,
-             int* __restrict__ steps, const int nchunks) {
-  __shared__ int part[8][128];
-  const int r = blockIdx.x / (KEYS / 128), kq = blockIdx.x % (KEYS / 128);
-  const int tid = threadIdx.x, kl = tid & 127, seg = tid >> 7, key = kq * 128 + kl;
-  const int c0 = range_chunk0(r, nchunks), c1 = range_chunk0(r + 1, nchunks);
-  const int a0 = c0 + (c1 - c0) * seg / 8, a1 = c0 + (c1 - c0) * (seg + 1) / 8;
-  int v[32];
-  int s = 0;
-  for (int c = a0; c < a1; c += 32) {
-#pragma unroll
-    for (int u = 0; u < 32; ++u) v[u] = (c + u < a1) ? cnt[std::int64_t(c + u) * KEYS + key] : 0;
-#pragma unroll
-    for (int u = 0; u < 32; ++u) s += v[u];
-  }
-  part[seg][kl] = s;
-  __syncthreads();
-  int run = 0;
-  for (int s2 = 0; s2 < seg; ++s2) run += part[s2][kl];
-  for (int c = a0; c < a1; c += 32) {
-#pragma unroll
-    for (int u = 0; u < 32; ++u) v[u] = (c + u < a1) ? cnt[std::int64_t(c + u) * KEYS + key] : 0;
-#pragma unroll
-    for (int u = 0; u < 32; ++u)
-      if (c + u < a1) {
-        off[std::int64_t(c + u) * KEYS + key] = run;
-        run += v[u];
-      }
-  }
-  if (seg == 7) {
-    tot[r * KEYS + key] = run;
-    int m = run;
-    for (int o = 1; o < kSlots; o <<= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if ((key & (kSlots - 1)) == 0) steps[r * (KEYS / kSlots) + key / kSlots] = m;
-  }
 }
 
 // Stable ranking of a chunk's rows by key (warp wp takes kChunk / 8 consecutive rows, IT per
@@ -236,19 +274,22 @@ __device__ __forceinline__ void rank_chunk(std::uint32_t (&pk)[IT], HistT (*hist
   __syncthreads();
 }
 
-// P3: entries of chunk c staged in shared memory in (key, row) order, then written as
-// contiguous runs to ent[sbase[r][key] + off[c][key] + rank in chunk], where sbase[r][key] =
-// first row of range r + exclusive scan of tot[r][.] (written by the range's first chunk).
+// P3 (chunk c of range r, once the range's ready flag is up): entries staged in shared memory
+// in (key, row) order, then written as contiguous runs to ent[sbase[r][key] + off[c][key] +
+// rank in chunk], where sbase[r][key] = first row of range r + exclusive scan of tot[r][.]
+// (written by the range's first chunk); then the item counts itself in ctl->scattered[r].
 // Shared memory (scatter_smem, 52 KiB for KEYS = 512: 4 blocks per SM): 16-bit histograms,
 // peer masks, and a 16-bit key per staged entry, from which its destination follows
 // (boff[key] + staged position).
 template <int KEYS>
-__global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
-    pre_scatter(const std::uint16_t* __restrict__ words, const std::int64_t n,
-                const int* __restrict__ off, const int* __restrict__ tot,
-                long long* __restrict__ sbase, const int nchunks, std::uint32_t* __restrict__ ent) {
+__device__ __forceinline__ void scatter_chunk(const std::uint16_t* __restrict__ words,
+                                              const std::int64_t n, const int c, const int r,
+                                              const int nchunks, int* dsm,
+                                              const int* __restrict__ off,
+                                              const int* __restrict__ tot,
+                                              long long* __restrict__ sbase,
+                                              std::uint32_t* __restrict__ ent, PreControl* ctl) {
   constexpr int LOGK = ilog2c(KEYS), IT = kChunk / kPreThreads;
-  extern __shared__ int dsm[];
   int* kofs = dsm;                                                     // [KEYS]
   int* boff = kofs + KEYS;                                             // [KEYS]
   std::uint32_t* sent = reinterpret_cast<std::uint32_t*>(boff + KEYS);  // [kChunk]
@@ -256,32 +297,42 @@ __global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
   std::uint16_t* skey = reinterpret_cast<std::uint16_t*>(hist[8]);     // [kChunk]
   std::uint32_t(*peers)[KEYS] = reinterpret_cast<std::uint32_t(*)[KEYS]>(skey + kChunk);  // [8][KEYS]
   __shared__ int wsum[8];
-  const int c = blockIdx.x, tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
+  const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
   for (int i = tid; i < 8 * KEYS; i += kPreThreads) {
     (&hist[0][0])[i] = 0;
     (&peers[0][0])[i] = 0u;
   }
-  const int r = range_of(c, nchunks), c0 = range_chunk0(r, nchunks);
+  const int c0 = range_chunk0(r, nchunks);
   const std::int64_t row0 = std::int64_t(c0) * kChunk;
   const std::int64_t rb = std::int64_t(c) * kChunk + wp * (kChunk / 8);
+  // Wait for the range's P2 (words, off and tot are written by other blocks of this grid:
+  // read through L2).
+  if (tid == 0) {
+    while (Ptx::ld_acquire_gpu(&ctl->ready[r]) == 0) __nanosleep(100);
+  }
+  __syncthreads();
   std::uint32_t pk[IT];
 #pragma unroll
   for (int it = 0; it < IT; ++it) {
     const std::int64_t j = rb + it * 32 + lane;
-    pk[it] = j < n ? std::uint32_t(words[j]) : kNoEntry;
+    pk[it] = j < n ? std::uint32_t(__ldcg(words + j)) : kNoEntry;
   }
   __syncthreads();
   rank_chunk<KEYS, IT>(pk, hist, kofs, peers);
   block_scan_keys<KEYS>(kofs, wsum);
   // boff[k] = sbase[r][k] + off[c][k]
-  for (int k = tid; k < KEYS; k += kPreThreads) boff[k] = tot[r * KEYS + k];
+  for (int k = tid; k < KEYS; k += kPreThreads) boff[k] = __ldcg(tot + r * KEYS + k);
   __syncthreads();
   block_scan_keys<KEYS>(boff, wsum);
-  // boff[k] -= kofs[k]: an entry staged at position i with key k goes to ent[boff[k] + i].
+  // boff[k] -= kofs[k]: an entry staged at position i with key k goes to ent[boff[k] + i];
+  // hist[w][k] += kofs[k]: warp w's rows of key k are staged from hist[w][k] on.
   for (int k = tid; k < KEYS; k += kPreThreads) {
     const long long sb = row0 + boff[k];
     if (c == c0) sbase[r * KEYS + k] = sb;
-    boff[k] = int(sb + off[std::int64_t(c) * KEYS + k]) - kofs[k];
+    const int ko = kofs[k];
+    boff[k] = int(sb + __ldcg(off + std::int64_t(c) * KEYS + k)) - ko;
+#pragma unroll
+    for (int w2 = 0; w2 < 8; ++w2) hist[w2][k] = HistT(hist[w2][k] + ko);
   }
   __syncthreads();
 #pragma unroll
@@ -290,7 +341,7 @@ __global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
       const std::int64_t j = rb + it * 32 + lane;
       const std::uint32_t wd = pk[it] & 0xffffu;
       const int k = int((wd >> 1) & (KEYS - 1));
-      const int sp = kofs[k] + int(hist[wp][k]) + int(pk[it] >> 16);
+      const int sp = int(hist[wp][k]) + int(pk[it] >> 16);
       const std::uint32_t b = wd >> 1;
       sent[sp] = (std::uint32_t(j - row0) << 6) | ((b >> LOGK) << 1) | (wd & 1u);
       skey[sp] = std::uint16_t(k);
@@ -299,6 +350,44 @@ __global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
   __syncthreads();
   const int cntc = int(min(std::int64_t(kChunk), n - std::int64_t(c) * kChunk));
   for (int i = tid; i < cntc; i += kPreThreads) ent[boff[skey[i]] + i] = sent[i];
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) atomicAdd(&ctl->scattered[r], 1);
+}
+
+__device__ __forceinline__ int phase_start(int t, int nchunks) {
+  return range_chunk0(min(t, kRanges), nchunks) +
+         range_chunk0(min(max(t - kLag, 0), kRanges), nchunks);
+}
+
+// The pre-pass: 2 nchunks blocks, each takes the next work item (P1 or P3 of one chunk, in
+// the order of phase_start). P1 blocks (Philox: integer pipes) and P3 blocks (shared-memory
+// ranking) of different ranges run side by side.
+template <int KEYS>
+__global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
+    pre_pass(const Draws S, const std::int64_t n, const int nchunks,
+             std::uint16_t* __restrict__ words, int* __restrict__ cnt, int* __restrict__ off,
+             int* __restrict__ tot, int* __restrict__ steps, long long* __restrict__ sbase,
+             std::uint32_t* __restrict__ ent, PreControl* ctl) {
+  extern __shared__ int dsm[];
+  __shared__ int job[4];  // P3?, chunk, range; P1's "last of its range" flag
+  grid_launch_dependents();
+  if (threadIdx.x == 0) {
+    const int i = atomicAdd(&ctl->next, 1);
+    int t = 0;
+    while (t + 1 < kRanges + kLag && phase_start(t + 1, nchunks) <= i) ++t;
+    const int j = i - phase_start(t, nchunks);
+    const int n1 = t < kRanges ? range_chunk0(t + 1, nchunks) - range_chunk0(t, nchunks) : 0;
+    job[0] = j >= n1;
+    job[1] = j < n1 ? range_chunk0(t, nchunks) + j : range_chunk0(t - kLag, nchunks) + (j - n1);
+    job[2] = j < n1 ? t : t - kLag;
+  }
+  __syncthreads();
+  const int c = job[1], r = job[2];
+  if (job[0] == 0)
+    hist_chunk<KEYS>(S, n, c, r, nchunks, dsm, &job[3], words, cnt, off, tot, steps, ctl);
+  else
+    scatter_chunk<KEYS>(words, n, c, r, nchunks, dsm, off, tot, sbase, ent, ctl);
 }
 
 // Main kernel (see the file comment). Block index = (r NG + g) NCG + cg, cg fastest. Slab row
@@ -307,7 +396,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     slab_kernel(const float* __restrict__ a, const std::int64_t lda, const int d, const int p,
                 const int KEYS, const std::uint32_t* __restrict__ ent, const int* __restrict__ tot,
                 const int* __restrict__ steps, const long long* __restrict__ sbase,
-                const int nchunks, float* __restrict__ part) {
+                const int nchunks, float* __restrict__ part, const PreControl* ctl) {
   constexpr int LOGJ = ilog2c(kSlots), LOGW = ilog2c(kWarps), T = kWarps * 32;
   constexpr int JW = kSlots * kWarps;  // keys per block (64)
   extern __shared__ float4 sm4[];
@@ -318,13 +407,22 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
   for (int i = tid; i < kSlabBuckets * kLanesPerRow; i += T) ys[i] = make_float4(0.f, 0.f, 0.f, 0.f);
   const int wl = grp * kWarps + w;  // the warp's list of kSlots keys
-  const float* ag = a + std::int64_t(range_chunk0(r, nchunks)) * kChunk * lda + cg * kCols;
-  const int nsteps = steps[r * (KEYS / kSlots) + wl];
+  const int c0 = range_chunk0(r, nchunks), c1 = range_chunk0(r + 1, nchunks);
+  // Wait until the pre-pass (possibly still running) has written the range's entries; the
+  // entries, totals and step counts are then read through L2.
+  if (tid == 0) {
+    while (Ptx::ld_acquire_gpu(&ctl->scattered[r]) < c1 - c0) __nanosleep(256);
+  }
+  __syncthreads();
+  const float* ag = a + std::int64_t(c0) * kChunk * lda + cg * kCols;
+  const bool empty = c0 == c1;  // no chunks: nothing was written for the range
+  const int nsteps = empty ? 0 : __ldcg(steps + r * (KEYS / kSlots) + wl);
   const int nbat = (nsteps + kSteps - 1) / kSteps;
   // Lanes < kEntriesPerBatch fetch the entries of a batch: lane = step * kSlots + slot.
   const int mykey = wl * kSlots + (lane & (kSlots - 1));
-  const std::uint32_t* eb = ent + (lane < kEntriesPerBatch ? sbase[r * KEYS + mykey] : 0);
-  const int mytot = lane < kEntriesPerBatch ? tot[r * KEYS + mykey] : 0;
+  const bool fetch = lane < kEntriesPerBatch && !empty;
+  const std::uint32_t* eb = ent + (fetch ? __ldcg(sbase + r * KEYS + mykey) : 0);
+  const int mytot = fetch ? __ldcg(tot + r * KEYS + mykey) : 0;
   float4* wst = stg + w * (kEntriesPerBatch * kLanesPerRow);
   const int slot = lane / kLanesPerRow, q = lane % kLanesPerRow;
   const std::uint32_t lbkey = std::uint32_t((w << LOGJ) | slot);
@@ -334,7 +432,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   auto issue = [&](int bi, int u, std::uint32_t& e) {
     const int k = bi * kSteps + lane / kSlots;
     const bool ok = lane < kEntriesPerBatch && bi < nbat && k < mytot;
-    e = ok ? __ldg(eb + k) : kNoEntry;
+    e = ok ? __ldcg(eb + k) : kNoEntry;
     float4* sb = wst + u * kBufferFloat4;
 #pragma unroll
     for (int pc = 0; pc < kSteps; ++pc) {
@@ -388,6 +486,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     const int b = ((lb >> (LOGJ + LOGW)) << LOGKEYS) | (grp << (LOGJ + LOGW)) | (lb & (JW - 1));
     pp[((std::int64_t(r) * p + b) * d + cg * kCols + 4 * h) >> 2] = ys[i];
   }
+  grid_wait();  // the pre-pass has completed (and so has everything before it) when this ends
 }
 
 // Y(b, :) = sum over r = 0..kRanges-1 of part[r][b][:], ascending r.
@@ -410,7 +509,7 @@ __global__ void final_sum(const float4* __restrict__ part, float* __restrict__ y
 
 /// Workspace layout: pieces at 256-byte offsets from the workspace start.
 struct Layout {
-  std::size_t words, cnt, off, tot, steps, sbase, ent, part, total;
+  std::size_t ctl, words, cnt, off, tot, steps, sbase, ent, part, total;
 };
 std::size_t align256(std::size_t x) { return (x + 255) / 256 * 256; }
 Layout layout(const SlabProblem& prob) {
@@ -423,6 +522,7 @@ Layout layout(const SlabProblem& prob) {
     at += align256(bytes);
     return here;
   };
+  l.ctl = take(sizeof(PreControl));
   l.words = take(n * sizeof(std::uint16_t));
   l.cnt = take(nchunks * keys * sizeof(int));
   l.off = take(nchunks * keys * sizeof(int));
@@ -486,16 +586,16 @@ cudaError_t set_attributes(int device) {
   cudaError_t e = cudaFuncSetAttribute(slab_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        int(kMainSmem));
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(pre_scatter<256>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    e = cudaFuncSetAttribute(pre_pass<256>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              int(scatter_smem(256)));
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(pre_scatter<512>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    e = cudaFuncSetAttribute(pre_pass<512>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              int(scatter_smem(512)));
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(pre_scatter<1024>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    e = cudaFuncSetAttribute(pre_pass<1024>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              int(scatter_smem(1024)));
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(pre_scatter<2048>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    e = cudaFuncSetAttribute(pre_pass<2048>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              int(scatter_smem(2048)));
   if (e == cudaSuccess) done[device].store(1, std::memory_order_release);
   return e;
@@ -511,10 +611,11 @@ cudaError_t launch_prepass(const Draws& S, const SlabProblem& prob, unsigned cha
   auto* steps = reinterpret_cast<int*>(ws + l.steps);
   auto* sbase = reinterpret_cast<long long*>(ws + l.sbase);
   auto* ent = reinterpret_cast<std::uint32_t*>(ws + l.ent);
-  pre_hist<KEYS><<<nchunks, kPreThreads, 0, stream>>>(S, prob.n, words, cnt);
-  pre_scan<KEYS><<<kRanges * (KEYS / 128), 1024, 0, stream>>>(cnt, off, tot, steps, nchunks);
-  pre_scatter<KEYS><<<nchunks, kPreThreads, scatter_smem(KEYS), stream>>>(words, prob.n, off, tot,
-                                                                          sbase, nchunks, ent);
+  auto* ctl = reinterpret_cast<PreControl*>(ws + l.ctl);
+  const cudaError_t e = cudaMemsetAsync(ctl, 0, sizeof(PreControl), stream);
+  if (e != cudaSuccess) return e;
+  pre_pass<KEYS><<<2 * nchunks, kPreThreads, scatter_smem(KEYS), stream>>>(
+      S, prob.n, nchunks, words, cnt, off, tot, steps, sbase, ent, ctl);
   return cudaGetLastError();
 }
 
@@ -554,12 +655,23 @@ cudaError_t slab_launch(const SlabProblem& prob, void* workspace, cudaStream_t s
   if (e != cudaSuccess) return e;
   auto* part = reinterpret_cast<float*>(ws + l.part);
   const unsigned blocks = unsigned(kRanges * (prob.p / kSlabBuckets) * (prob.d / kCols));
-  slab_kernel<<<blocks, kWarps * 32, kMainSmem, stream>>>(
-      prob.A, prob.lda, int(prob.d), int(prob.p), keys,
-      reinterpret_cast<const std::uint32_t*>(ws + l.ent), reinterpret_cast<const int*>(ws + l.tot),
-      reinterpret_cast<const int*>(ws + l.steps), reinterpret_cast<const long long*>(ws + l.sbase),
-      nchunks, part);
-  e = cudaGetLastError();
+  // Programmatic stream serialization: main blocks may start while the pre-pass finishes.
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(kWarps * 32);
+  cfg.dynamicSmemBytes = kMainSmem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  e = cudaLaunchKernelEx(&cfg, slab_kernel, prob.A, prob.lda, int(prob.d), int(prob.p), keys,
+                         reinterpret_cast<const std::uint32_t*>(ws + l.ent),
+                         reinterpret_cast<const int*>(ws + l.tot),
+                         reinterpret_cast<const int*>(ws + l.steps),
+                         reinterpret_cast<const long long*>(ws + l.sbase), nchunks, part,
+                         reinterpret_cast<const PreControl*>(ws + l.ctl));
   if (e != cudaSuccess) return e;
   const std::int64_t pd4 = prob.p * prob.d / 4;
   final_sum<<<unsigned((pd4 + 255) / 256), 256, 0, stream>>>(

@@ -2,8 +2,9 @@
 /// \file KokkosSketch_Cuda_Ptx.hpp
 /// \brief Inline PTX shared by the CUDA kernels (SHGEMM and the CountSketch slab path in
 /// `kokkossketch_cuda_kernels`, the Tensor Core dense projection): shared-memory addresses,
-/// asynchronous global-to-shared copies (cp.async) and the FP16 (m16n8k16) and TF32 (m16n8k8)
-/// Tensor Core products. Compute capability 8.0 or newer; device code only.
+/// acquire/release flags in global memory, asynchronous global-to-shared copies (cp.async)
+/// and the FP16 (m16n8k16) and TF32 (m16n8k8) Tensor Core products. Compute capability 8.0
+/// or newer; device code only.
 #ifndef KOKKOSSKETCH_CUDA_PTX_HPP
 #define KOKKOSSKETCH_CUDA_PTX_HPP
 
@@ -41,6 +42,19 @@ __device__ __forceinline__ void cp_async_commit() {
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/// Loads a 32-bit flag from global memory with acquire semantics at GPU scope (pairs with
+/// st_release_gpu on another SM).
+__device__ __forceinline__ int ld_acquire_gpu(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+/// Stores a 32-bit flag to global memory with release semantics at GPU scope.
+__device__ __forceinline__ void st_release_gpu(int* p, int v) {
+  asm volatile("st.release.gpu.global.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
 /// c += a b on FP16 Tensor Cores with FP32 accumulation: one m16n8k16 tile per warp (a: four
