@@ -29,7 +29,9 @@
 /// the keys' next entries); every shared slab row (bucket, 4 columns) is read and written by
 /// one lane only: no atomics, no races. The rows of kSteps steps (a batch, 1.5 KiB per warp)
 /// are copied into a per-warp stage buffer by cp.async, kBuffers buffers deep, so the loads
-/// of batch i + 1 are in flight while batch i is added. The block then writes its slab to
+/// of batch i + 1 are in flight while batch i is added. The slot of a missing entry (a key's
+/// list ran out first) is zero-filled and added with sign -1: y + (-0) is y, bit for bit, so
+/// the adding code has no branch. Shared addresses are computed once per lane. The block then writes its slab to
 /// the partial sketch of its range, part[r][p][d]. The main kernel is launched with
 /// programmatic stream serialization (compute capability 9.0): its blocks may start on the
 /// SMs the pre-pass frees while it finishes; each waits for its range's P3 items.
@@ -44,8 +46,9 @@
 /// 16-byte aligned rows, and 224 KiB of shared memory per block (slab + stage buffers).
 /// Measured (H200, 2026-11-21, n = 1e7, d = 64, p = 4096, slab_launch timed by events over
 /// 20 calls, A 128 bytes off a 256-byte boundary as in a Kokkos View, same GPU and run):
-/// 0.754 ms (pre-pass 0.116, main 0.632) against 0.773 ms (P1 + P2 + P3 0.124, main 0.639)
-/// with the three pre-pass kernels in sequence; Y bitwise the same.
+/// 0.750 ms (pre-pass 0.116, main 0.628) against 0.773 ms (P1 + P2 + P3 0.124, main 0.639)
+/// with the three pre-pass kernels in sequence and generic shared pointers; Y bitwise the
+/// same. Over 600 calls back to back the GPU reaches its power cap: 0.760 ms.
 #include <KokkosSketch_Cuda_CountSketchSlab.hpp>
 #include <KokkosSketch_Cuda_Ptx.hpp>
 
@@ -429,37 +432,46 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   __syncthreads();
 
   // Fetches batch bi's entries (e, per lane) and starts copying its rows into buffer u.
+  // Shared addresses and the lane's column slot, computed once. Lane (slot, q) adds to slab
+  // row lb = hi << (LOGJ + LOGW) | lbkey at my_slab + hi * kHiBytes; stage entry t of buffer
+  // u sits at my_stage + (u kBufferFloat4 + 32 s) * 16 for the lane's t = lane + 32 s.
+  constexpr std::uint32_t kHiBytes = (1u << (LOGJ + LOGW)) * kLanesPerRow * 16;
+  const std::uint32_t my_slab = Ptx::smem_u32(ys) + (lbkey * kLanesPerRow + q) * 16;
+  const std::uint32_t my_stage = Ptx::smem_u32(wst) + lane * 16;
+  const char* a_lane = reinterpret_cast<const char*>(ag) + (lane % kLanesPerRow) * 16;
+  const std::uint64_t lda_bytes = std::uint64_t(lda) * sizeof(float);
+  // Fetches batch bi's entries (e, per lane) and starts copying its rows into buffer u; the
+  // slots of missing entries are zero-filled (no read), so process() needs no branch.
   auto issue = [&](int bi, int u, std::uint32_t& e) {
     const int k = bi * kSteps + lane / kSlots;
     const bool ok = lane < kEntriesPerBatch && bi < nbat && k < mytot;
     e = ok ? __ldcg(eb + k) : kNoEntry;
-    float4* sb = wst + u * kBufferFloat4;
+    if (bi < nbat) {  // uniform over the warp
 #pragma unroll
-    for (int pc = 0; pc < kSteps; ++pc) {
-      const int t = lane + 32 * pc;
-      const std::uint32_t ee = __shfl_sync(0xffffffffu, e, t / kLanesPerRow);
-      if (ee != kNoEntry) Ptx::cp_async16(sb + t, ag + std::int64_t(ee >> 6) * lda + (t % kLanesPerRow) * 4);
+      for (int pc = 0; pc < kSteps; ++pc) {
+        const std::uint32_t ee = __shfl_sync(0xffffffffu, e, (lane + 32 * pc) / kLanesPerRow);
+        const bool valid = ee != kNoEntry;
+        const char* src = a_lane + (valid ? std::uint64_t(ee >> 6) * lda_bytes : 0);
+        Ptx::cp_async16_zfill(my_stage + (u * kBufferFloat4 + 32 * pc) * 16, src, valid ? 16 : 0);
+      }
     }
     Ptx::cp_async_commit();
   };
-  // Adds buffer u's rows to the slab: lane (slot, q) adds its key's row, columns 4q..4q+3.
+  // Adds buffer u's rows to the slab: lane (slot, q) adds its key's row, columns 4q..4q+3
+  // (a missing entry adds zeros to the row of hi = 7).
   auto process = [&](int u, std::uint32_t e) {
-    const float4* sb = wst + u * kBufferFloat4;
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       const std::uint32_t ee = __shfl_sync(0xffffffffu, e, s * kSlots + slot);
-      if (ee != kNoEntry) {
-        const float4 v = sb[s * 32 + lane];
-        const std::uint32_t lb = (((ee >> 1) & 31u) << (LOGJ + LOGW)) | lbkey;
-        const float sg = (ee & 1u) ? -1.0f : 1.0f;
-        float4* yp = ys + lb * kLanesPerRow + q;
-        float4 y = *yp;
-        y.x = fmaf(v.x, sg, y.x);
-        y.y = fmaf(v.y, sg, y.y);
-        y.z = fmaf(v.z, sg, y.z);
-        y.w = fmaf(v.w, sg, y.w);
-        *yp = y;
-      }
+      const float4 v = Ptx::ld_shared_f4(my_stage + (u * kBufferFloat4 + 32 * s) * 16);
+      const std::uint32_t yaddr = my_slab + ((ee >> 1) & 7u) * kHiBytes;
+      const float sg = __uint_as_float(0x3f800000u | (ee << 31));  // +-1 from the sign bit
+      float4 y = Ptx::ld_shared_f4(yaddr);
+      y.x = fmaf(v.x, sg, y.x);
+      y.y = fmaf(v.y, sg, y.y);
+      y.z = fmaf(v.z, sg, y.z);
+      y.w = fmaf(v.w, sg, y.w);
+      Ptx::st_shared_f4(yaddr, y);
     }
   };
   std::uint32_t e[kBuffers];

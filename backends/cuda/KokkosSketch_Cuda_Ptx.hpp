@@ -33,6 +33,31 @@ __device__ __forceinline__ void cp_async16_zfill(void* dst, const void* src, int
                : "memory");
 }
 
+/// As cp_async16_zfill with the destination as a shared-state-space address (smem_u32).
+__device__ __forceinline__ void cp_async16_zfill(std::uint32_t dst, const void* src,
+                                                 int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
+/// 16 bytes from shared memory at a shared-state-space address.
+__device__ __forceinline__ float4 ld_shared_f4(std::uint32_t addr) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+
+/// 16 bytes to shared memory at a shared-state-space address.
+__device__ __forceinline__ void st_shared_f4(std::uint32_t addr, const float4& v) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y),
+               "f"(v.z), "f"(v.w)
+               : "memory");
+}
+
 /// Closes the group of the thread's cp.async copies issued since the last commit.
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
