@@ -51,7 +51,10 @@
 /// 0.116, main 0.628) on the GPU where this code before the shared-address change took
 /// 0.754 ms and, on GPUs of the same speed, the three pre-pass kernels in sequence 0.773 ms
 /// (0.124 + main 0.639); Y bitwise the same. Over 600 calls back to back the GPU reaches its
-/// power cap: 0.760 ms.
+/// power cap: 0.760 ms. The pre-pass blocks' start (ncu: 17% of its warp stall samples at
+/// the barrier behind thread 0's atomicAdd and item search) now zeroes the shared counts
+/// while the item comes, from a phase table made on the host: pre-pass 0.116 -> 0.112 ms on
+/// another H200.
 #include <KokkosSketch_Cuda_CountSketchSlab.hpp>
 #include <KokkosSketch_Cuda_Ptx.hpp>
 
@@ -143,7 +146,7 @@ struct PreControl {
 // kernels in sequence: 0.123); a P3 item whose range is not ready yet holds a block slot.
 constexpr int kLag = 8;
 
-// P1 (chunk c of range r): words and the chunk's key histogram. The range's last P1 block to
+// P1 (chunk c of range r; h zeroed by pre_pass): words and the chunk's key histogram. The range's last P1 block to
 // finish then scans the range (P2) and raises its ready flag.
 template <int KEYS>
 __device__ __forceinline__ void hist_chunk(const Draws& S, const std::int64_t n, const int c,
@@ -152,8 +155,6 @@ __device__ __forceinline__ void hist_chunk(const Draws& S, const std::int64_t n,
                                            int* __restrict__ cnt, int* __restrict__ off,
                                            int* __restrict__ tot, int* __restrict__ steps,
                                            PreControl* ctl) {
-  for (int i = threadIdx.x; i < KEYS; i += kPreThreads) h[i] = 0;
-  __syncthreads();
 #pragma unroll 4
   for (int i = threadIdx.x; i < kChunk; i += kPreThreads) {
     const std::int64_t j = std::int64_t(c) * kChunk + i;
@@ -280,6 +281,25 @@ __device__ __forceinline__ void rank_chunk(std::uint32_t (&pk)[IT], HistT (*hist
   __syncthreads();
 }
 
+// P3's shared memory (scatter_smem bytes): chunk key offsets and destinations, staged entries
+// and keys, per-warp 16-bit key counts and peer masks.
+template <int KEYS>
+struct ScatterShared {
+  int* kofs;                      // [KEYS]
+  int* boff;                      // [KEYS]
+  std::uint32_t* sent;            // [kChunk]
+  HistT (*hist)[KEYS];            // [8][KEYS]
+  std::uint16_t* skey;            // [kChunk]
+  std::uint32_t (*peers)[KEYS];   // [8][KEYS]
+  __device__ explicit ScatterShared(int* dsm)
+      : kofs(dsm),
+        boff(dsm + KEYS),
+        sent(reinterpret_cast<std::uint32_t*>(dsm + 2 * KEYS)),
+        hist(reinterpret_cast<HistT (*)[KEYS]>(sent + kChunk)),
+        skey(reinterpret_cast<std::uint16_t*>(hist[8])),
+        peers(reinterpret_cast<std::uint32_t (*)[KEYS]>(skey + kChunk)) {}
+};
+
 // P3 (chunk c of range r, once the range's ready flag is up): entries staged in shared memory
 // in (key, row) order, then written as contiguous runs to ent[sbase[r][key] + off[c][key] +
 // rank in chunk], where sbase[r][key] = first row of range r + exclusive scan of tot[r][.]
@@ -296,18 +316,15 @@ __device__ __forceinline__ void scatter_chunk(const std::uint16_t* __restrict__ 
                                               long long* __restrict__ sbase,
                                               std::uint32_t* __restrict__ ent, PreControl* ctl) {
   constexpr int LOGK = ilog2c(KEYS), IT = kChunk / kPreThreads;
-  int* kofs = dsm;                                                     // [KEYS]
-  int* boff = kofs + KEYS;                                             // [KEYS]
-  std::uint32_t* sent = reinterpret_cast<std::uint32_t*>(boff + KEYS);  // [kChunk]
-  HistT(*hist)[KEYS] = reinterpret_cast<HistT(*)[KEYS]>(sent + kChunk);  // [8][KEYS]
-  std::uint16_t* skey = reinterpret_cast<std::uint16_t*>(hist[8]);     // [kChunk]
-  std::uint32_t(*peers)[KEYS] = reinterpret_cast<std::uint32_t(*)[KEYS]>(skey + kChunk);  // [8][KEYS]
+  const ScatterShared<KEYS> sh(dsm);
+  int* kofs = sh.kofs;
+  int* boff = sh.boff;
+  std::uint32_t* sent = sh.sent;
+  HistT(*hist)[KEYS] = sh.hist;  // zeroed by pre_pass, as peers
+  std::uint16_t* skey = sh.skey;
+  std::uint32_t(*peers)[KEYS] = sh.peers;
   __shared__ int wsum[8];
   const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
-  for (int i = tid; i < 8 * KEYS; i += kPreThreads) {
-    (&hist[0][0])[i] = 0;
-    (&peers[0][0])[i] = 0u;
-  }
   const int c0 = range_chunk0(r, nchunks);
   const std::int64_t row0 = std::int64_t(c0) * kChunk;
   const std::int64_t rb = std::int64_t(c) * kChunk + wp * (kChunk / 8);
@@ -361,28 +378,47 @@ __device__ __forceinline__ void scatter_chunk(const std::uint16_t* __restrict__ 
   if (tid == 0) atomicAdd(&ctl->scattered[r], 1);
 }
 
-__device__ __forceinline__ int phase_start(int t, int nchunks) {
-  return range_chunk0(min(t, kRanges), nchunks) +
-         range_chunk0(min(max(t - kLag, 0), kRanges), nchunks);
+// First work item of each phase t (see kLag), computed on the host.
+struct Phases {
+  int start[kRanges + kLag];
+};
+Phases phases(int nchunks) {
+  Phases ph;
+  for (int t = 0; t < kRanges + kLag; ++t)
+    ph.start[t] = range_chunk0(std::min(t, kRanges), nchunks) +
+                  range_chunk0(std::min(std::max(t - kLag, 0), kRanges), nchunks);
+  return ph;
 }
 
 // The pre-pass: 2 nchunks blocks, each takes the next work item (P1 or P3 of one chunk, in
-// the order of phase_start). P1 blocks (Philox: integer pipes) and P3 blocks (shared-memory
-// ranking) of different ranges run side by side.
+// the order of the phases). P1 blocks (Philox: integer pipes) and P3 blocks (shared-memory
+// ranking) of different ranges run side by side. While thread 0 waits for its item, the
+// block zeroes the shared counts of either kind of item.
 template <int KEYS>
 __global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
     pre_pass(const Draws S, const std::int64_t n, const int nchunks,
              std::uint16_t* __restrict__ words, int* __restrict__ cnt, int* __restrict__ off,
              int* __restrict__ tot, int* __restrict__ steps, long long* __restrict__ sbase,
-             std::uint32_t* __restrict__ ent, PreControl* ctl) {
+             std::uint32_t* __restrict__ ent, PreControl* ctl, const Phases ph) {
   extern __shared__ int dsm[];
   __shared__ int job[4];  // P3?, chunk, range; P1's "last of its range" flag
   grid_launch_dependents();
+  int i = 0;
+  if (threadIdx.x == 0) i = atomicAdd(&ctl->next, 1);
+  {
+    const ScatterShared<KEYS> sh(dsm);
+    for (int k = threadIdx.x; k < KEYS; k += kPreThreads) dsm[k] = 0;  // P1's histogram
+    for (int k = threadIdx.x; k < 8 * KEYS; k += kPreThreads) {
+      (&sh.hist[0][0])[k] = 0;
+      (&sh.peers[0][0])[k] = 0u;
+    }
+  }
   if (threadIdx.x == 0) {
-    const int i = atomicAdd(&ctl->next, 1);
-    int t = 0;
-    while (t + 1 < kRanges + kLag && phase_start(t + 1, nchunks) <= i) ++t;
-    const int j = i - phase_start(t, nchunks);
+    int t = 0;  // the last phase that starts at or before item i (the starts ascend)
+#pragma unroll
+    for (int u = 1; u < kRanges + kLag; ++u) t += ph.start[u] <= i;
+    const int j = i - range_chunk0(min(t, kRanges), nchunks) -
+                  range_chunk0(min(max(t - kLag, 0), kRanges), nchunks);
     const int n1 = t < kRanges ? range_chunk0(t + 1, nchunks) - range_chunk0(t, nchunks) : 0;
     job[0] = j >= n1;
     job[1] = j < n1 ? range_chunk0(t, nchunks) + j : range_chunk0(t - kLag, nchunks) + (j - n1);
@@ -630,7 +666,7 @@ cudaError_t launch_prepass(const Draws& S, const SlabProblem& prob, unsigned cha
   const cudaError_t e = cudaMemsetAsync(ctl, 0, sizeof(PreControl), stream);
   if (e != cudaSuccess) return e;
   pre_pass<KEYS><<<2 * nchunks, kPreThreads, scatter_smem(KEYS), stream>>>(
-      S, prob.n, nchunks, words, cnt, off, tot, steps, sbase, ent, ctl);
+      S, prob.n, nchunks, words, cnt, off, tot, steps, sbase, ent, ctl, phases(nchunks));
   return cudaGetLastError();
 }
 
