@@ -61,6 +61,7 @@
 #define KOKKOSSKETCH_NO_KOKKOS
 #include <KokkosSketch_Philox.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -634,20 +635,16 @@ std::size_t scatter_smem(int keys) {
 cudaError_t set_attributes(int device) {
   static std::atomic<int> done[kMaxDevices];
   if (done[device].load(std::memory_order_acquire) != 0) return cudaSuccess;
-  cudaError_t e = cudaFuncSetAttribute(slab_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       int(kMainSmem));
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(pre_pass<256>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(scatter_smem(256)));
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(pre_pass<512>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(scatter_smem(512)));
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(pre_pass<1024>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(scatter_smem(1024)));
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(pre_pass<2048>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(scatter_smem(2048)));
+  cudaError_t e = cudaSuccess;
+  auto allow = [&e](auto kernel, std::size_t bytes) {
+    if (e == cudaSuccess)
+      e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  };
+  allow(slab_kernel, kMainSmem);
+  allow(pre_pass<256>, scatter_smem(256));
+  allow(pre_pass<512>, scatter_smem(512));
+  allow(pre_pass<1024>, scatter_smem(1024));
+  allow(pre_pass<2048>, scatter_smem(2048));
   if (e == cudaSuccess) done[device].store(1, std::memory_order_release);
   return e;
 }

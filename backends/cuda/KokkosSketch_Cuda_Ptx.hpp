@@ -26,19 +26,17 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
 }
 
 /// As cp_async16, reading only the first `src_bytes` (0..16) of `src` and zero-filling the
-/// rest of the 16 bytes at `dst`.
-__device__ __forceinline__ void cp_async16_zfill(void* dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
-               "r"(src_bytes)
-               : "memory");
-}
-
-/// As cp_async16_zfill with the destination as a shared-state-space address (smem_u32).
+/// rest of the 16 bytes at `dst`, given as a shared-state-space address (smem_u32).
 __device__ __forceinline__ void cp_async16_zfill(std::uint32_t dst, const void* src,
                                                  int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes)
                : "memory");
+}
+
+/// As above, with a generic pointer into shared memory as the destination.
+__device__ __forceinline__ void cp_async16_zfill(void* dst, const void* src, int src_bytes) {
+  cp_async16_zfill(smem_u32(dst), src, src_bytes);
 }
 
 /// 16 bytes from shared memory at a shared-state-space address.
