@@ -147,8 +147,8 @@ struct PreControl {
 // kernels in sequence: 0.123); a P3 item whose range is not ready yet holds a block slot.
 constexpr int kLag = 8;
 
-// P1 (chunk c of range r; h zeroed by pre_pass): words and the chunk's key histogram. The range's last P1 block to
-// finish then scans the range (P2) and raises its ready flag.
+// P1 (chunk c of range r; h zeroed by pre_pass): words and the chunk's key histogram. The
+// range's last P1 block to finish then scans the range (P2) and raises its ready flag.
 template <int KEYS>
 __device__ __forceinline__ void hist_chunk(const Draws& S, const std::int64_t n, const int c,
                                            const int r, const int nchunks, int* h, int* flag,
