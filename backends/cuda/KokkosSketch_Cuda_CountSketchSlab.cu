@@ -12,7 +12,8 @@
 ///                  item to finish then does
 ///  P2 (per range): per key, exclusive scan of the chunk counts -> per-chunk offsets and the
 ///                  range totals; per warp list of kSlots keys the step count (max over its
-///                  keys of the totals); then raises the range's ready flag.
+///                  keys of the totals); the start of each key's list (scan of the totals
+///                  over the keys); then raises the range's ready flag.
 ///  P3 (item per chunk, after its range's flag): stable rank of every row among its chunk's
 ///                  rows of the same key (per-warp peer masks built by shared-memory
 ///                  atomicOr, order-independent), then the chunk's entries (row - first row
@@ -54,7 +55,11 @@
 /// power cap: 0.760 ms. The pre-pass blocks' start (ncu: 17% of its warp stall samples at
 /// the barrier behind thread 0's atomicAdd and item search) now zeroes the shared counts
 /// while the item comes, from a phase table made on the host: pre-pass 0.116 -> 0.112 ms on
-/// another H200.
+/// another H200. P2 then took over the scan of the range totals over the keys (once per
+/// range instead of once per P3 item), and the items publish their writes with one fence by
+/// thread 0 after the block's barrier: pre-pass 0.112 -> 0.107 ms, slab 0.747 -> 0.740 ms
+/// (H200, 50 calls). Handing out two or four items per block instead of one: pre-pass 0.133
+/// and 0.188 ms (the second item waits behind the first).
 #include <KokkosSketch_Cuda_CountSketchSlab.hpp>
 #include <KokkosSketch_Cuda_Ptx.hpp>
 
@@ -147,6 +152,36 @@ struct PreControl {
 // kernels in sequence: 0.123); a P3 item whose range is not ready yet holds a block slot.
 constexpr int kLag = 8;
 
+// Block-wide exclusive scan of v[0..KEYS) in shared memory, kPreThreads threads.
+template <int KEYS>
+__device__ __forceinline__ void block_scan_keys(int* v, int* wsum8) {
+  constexpr int PER = KEYS / kPreThreads;
+  const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
+  int vals[PER], s = 0;
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    vals[i] = v[tid * PER + i];
+    s += vals[i];
+  }
+  int incl = s;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int t = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += t;
+  }
+  if (lane == 31) wsum8[wp] = incl;
+  __syncthreads();
+  int wex = 0;
+  for (int w2 = 0; w2 < wp; ++w2) wex += wsum8[w2];
+  int run = wex + incl - s;
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    v[tid * PER + i] = run;
+    run += vals[i];
+  }
+  __syncthreads();
+}
+
 // P1 (chunk c of range r; h zeroed by pre_pass): words and the chunk's key histogram. The
 // range's last P1 block to finish then scans the range (P2) and raises its ready flag.
 template <int KEYS>
@@ -155,7 +190,8 @@ __device__ __forceinline__ void hist_chunk(const Draws& S, const std::int64_t n,
                                            std::uint16_t* __restrict__ words,
                                            int* __restrict__ cnt, int* __restrict__ off,
                                            int* __restrict__ tot, int* __restrict__ steps,
-                                           PreControl* ctl) {
+                                           long long* __restrict__ sbase, PreControl* ctl) {
+  __shared__ int wsum[8];
 #pragma unroll 4
   for (int i = threadIdx.x; i < kChunk; i += kPreThreads) {
     const std::int64_t j = std::int64_t(c) * kChunk + i;
@@ -167,15 +203,20 @@ __device__ __forceinline__ void hist_chunk(const Draws& S, const std::int64_t n,
   }
   __syncthreads();
   for (int i = threadIdx.x; i < KEYS; i += kPreThreads) cnt[std::int64_t(c) * KEYS + i] = h[i];
-  __threadfence();
+  // The block's counts are ordered before thread 0's fence by the barrier (fences are
+  // cumulative): one fence per block, not one per warp.
   __syncthreads();
   const int c0 = range_chunk0(r, nchunks), c1 = range_chunk0(r + 1, nchunks);
-  if (threadIdx.x == 0) *flag = atomicAdd(&ctl->done[r], 1) == c1 - c0 - 1;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    *flag = atomicAdd(&ctl->done[r], 1) == c1 - c0 - 1;
+  }
   __syncthreads();
   if (*flag == 0) return;
   __threadfence();
   // P2 for range r: off[c][key] = rows of key in the range's chunks before c; tot[r][key];
-  // steps[r][key / kSlots] = max of the kSlots totals of a warp's keys.
+  // steps[r][key / kSlots] = max of the kSlots totals of a warp's keys; sbase[r][key] = first
+  // row of the range + rows of the range's keys below key (where the key's list starts).
   constexpr int PER = KEYS / kPreThreads, U = 16;
   int run[PER];
 #pragma unroll
@@ -205,40 +246,17 @@ __device__ __forceinline__ void hist_chunk(const Draws& S, const std::int64_t n,
     int m = run[k];  // the kSlots keys of a warp list sit in adjacent threads
     for (int o = 1; o < kSlots; o <<= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
     if ((key & (kSlots - 1)) == 0) steps[r * (KEYS / kSlots) + key / kSlots] = m;
-  }
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) Ptx::st_release_gpu(&ctl->ready[r], 1);
-}
-
-// Block-wide exclusive scan of v[0..KEYS) in shared memory, kPreThreads threads.
-template <int KEYS>
-__device__ __forceinline__ void block_scan_keys(int* v, int* wsum8) {
-  constexpr int PER = KEYS / kPreThreads;
-  const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5;
-  int vals[PER], s = 0;
-#pragma unroll
-  for (int i = 0; i < PER; ++i) {
-    vals[i] = v[tid * PER + i];
-    s += vals[i];
-  }
-  int incl = s;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const int t = __shfl_up_sync(0xffffffffu, incl, o);
-    if (lane >= o) incl += t;
-  }
-  if (lane == 31) wsum8[wp] = incl;
-  __syncthreads();
-  int wex = 0;
-  for (int w2 = 0; w2 < wp; ++w2) wex += wsum8[w2];
-  int run = wex + incl - s;
-#pragma unroll
-  for (int i = 0; i < PER; ++i) {
-    v[tid * PER + i] = run;
-    run += vals[i];
+    h[key] = run[k];  // the histogram's counts are in cnt: h holds the totals now
   }
   __syncthreads();
+  block_scan_keys<KEYS>(h, wsum);
+  for (int k = threadIdx.x; k < KEYS; k += kPreThreads)
+    sbase[r * KEYS + k] = std::int64_t(c0) * kChunk + h[k];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    Ptx::st_release_gpu(&ctl->ready[r], 1);
+  }
 }
 
 // Stable ranking of a chunk's rows by key (warp wp takes kChunk / 8 consecutive rows, IT per
@@ -272,11 +290,7 @@ __device__ __forceinline__ void rank_chunk(std::uint32_t (&pk)[IT], HistT (*hist
   for (int k = tid; k < KEYS; k += kPreThreads) {
     int run = 0;
 #pragma unroll
-    for (int w2 = 0; w2 < 8; ++w2) {
-      const int t = hist[w2][k];
-      hist[w2][k] = HistT(run);
-      run += t;
-    }
+    for (int w2 = 0; w2 < 8; ++w2) run += hist[w2][k];
     kt[k] = run;
   }
   __syncthreads();
@@ -303,8 +317,8 @@ struct ScatterShared {
 
 // P3 (chunk c of range r, once the range's ready flag is up): entries staged in shared memory
 // in (key, row) order, then written as contiguous runs to ent[sbase[r][key] + off[c][key] +
-// rank in chunk], where sbase[r][key] = first row of range r + exclusive scan of tot[r][.]
-// (written by the range's first chunk); then the item counts itself in ctl->scattered[r].
+// rank in chunk] (sbase and off written by the range's P2); then the item counts itself in
+// ctl->scattered[r].
 // Shared memory (scatter_smem, 52 KiB for KEYS = 512: 4 blocks per SM): 16-bit histograms,
 // peer masks, and a 16-bit key per staged entry, from which its destination follows
 // (boff[key] + staged position).
@@ -313,8 +327,7 @@ __device__ __forceinline__ void scatter_chunk(const std::uint16_t* __restrict__ 
                                               const std::int64_t n, const int c, const int r,
                                               const int nchunks, int* dsm,
                                               const int* __restrict__ off,
-                                              const int* __restrict__ tot,
-                                              long long* __restrict__ sbase,
+                                              const long long* __restrict__ sbase,
                                               std::uint32_t* __restrict__ ent, PreControl* ctl) {
   constexpr int LOGK = ilog2c(KEYS), IT = kChunk / kPreThreads;
   const ScatterShared<KEYS> sh(dsm);
@@ -329,7 +342,7 @@ __device__ __forceinline__ void scatter_chunk(const std::uint16_t* __restrict__ 
   const int c0 = range_chunk0(r, nchunks);
   const std::int64_t row0 = std::int64_t(c0) * kChunk;
   const std::int64_t rb = std::int64_t(c) * kChunk + wp * (kChunk / 8);
-  // Wait for the range's P2 (words, off and tot are written by other blocks of this grid:
+  // Wait for the range's P2 (words, off and sbase are written by other blocks of this grid:
   // read through L2).
   if (tid == 0) {
     while (Ptx::ld_acquire_gpu(&ctl->ready[r]) == 0) __nanosleep(100);
@@ -344,19 +357,19 @@ __device__ __forceinline__ void scatter_chunk(const std::uint16_t* __restrict__ 
   __syncthreads();
   rank_chunk<KEYS, IT>(pk, hist, kofs, peers);
   block_scan_keys<KEYS>(kofs, wsum);
-  // boff[k] = sbase[r][k] + off[c][k]
-  for (int k = tid; k < KEYS; k += kPreThreads) boff[k] = __ldcg(tot + r * KEYS + k);
-  __syncthreads();
-  block_scan_keys<KEYS>(boff, wsum);
-  // boff[k] -= kofs[k]: an entry staged at position i with key k goes to ent[boff[k] + i];
-  // hist[w][k] += kofs[k]: warp w's rows of key k are staged from hist[w][k] on.
+  // An entry staged at position i with key k goes to ent[boff[k] + i], boff[k] = sbase[r][k]
+  // + off[c][k] - kofs[k]; warp w's rows of key k are staged from hist[w][k] = kofs[k] + rows
+  // of key k in warps < w on.
   for (int k = tid; k < KEYS; k += kPreThreads) {
-    const long long sb = row0 + boff[k];
-    if (c == c0) sbase[r * KEYS + k] = sb;
     const int ko = kofs[k];
-    boff[k] = int(sb + __ldcg(off + std::int64_t(c) * KEYS + k)) - ko;
+    boff[k] = int(__ldcg(sbase + r * KEYS + k) + __ldcg(off + std::int64_t(c) * KEYS + k)) - ko;
+    int run = ko;
 #pragma unroll
-    for (int w2 = 0; w2 < 8; ++w2) hist[w2][k] = HistT(hist[w2][k] + ko);
+    for (int w2 = 0; w2 < 8; ++w2) {
+      const int t = hist[w2][k];
+      hist[w2][k] = HistT(run);
+      run += t;
+    }
   }
   __syncthreads();
 #pragma unroll
@@ -374,9 +387,11 @@ __device__ __forceinline__ void scatter_chunk(const std::uint16_t* __restrict__ 
   __syncthreads();
   const int cntc = int(min(std::int64_t(kChunk), n - std::int64_t(c) * kChunk));
   for (int i = tid; i < cntc; i += kPreThreads) ent[boff[skey[i]] + i] = sent[i];
-  __threadfence();
   __syncthreads();
-  if (tid == 0) atomicAdd(&ctl->scattered[r], 1);
+  if (tid == 0) {
+    __threadfence();  // cumulative: orders the block's entries (barrier above) before the count
+    atomicAdd(&ctl->scattered[r], 1);
+  }
 }
 
 // First work item of each phase t (see kLag), computed on the host.
@@ -418,8 +433,7 @@ __global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
     int t = 0;  // the last phase that starts at or before item i (the starts ascend)
 #pragma unroll
     for (int u = 1; u < kRanges + kLag; ++u) t += ph.start[u] <= i;
-    const int j = i - range_chunk0(min(t, kRanges), nchunks) -
-                  range_chunk0(min(max(t - kLag, 0), kRanges), nchunks);
+    const int j = i - ph.start[t];
     const int n1 = t < kRanges ? range_chunk0(t + 1, nchunks) - range_chunk0(t, nchunks) : 0;
     job[0] = j >= n1;
     job[1] = j < n1 ? range_chunk0(t, nchunks) + j : range_chunk0(t - kLag, nchunks) + (j - n1);
@@ -428,9 +442,9 @@ __global__ void __launch_bounds__(kPreThreads, kScatterBlocks)
   __syncthreads();
   const int c = job[1], r = job[2];
   if (job[0] == 0)
-    hist_chunk<KEYS>(S, n, c, r, nchunks, dsm, &job[3], words, cnt, off, tot, steps, ctl);
+    hist_chunk<KEYS>(S, n, c, r, nchunks, dsm, &job[3], words, cnt, off, tot, steps, sbase, ctl);
   else
-    scatter_chunk<KEYS>(words, n, c, r, nchunks, dsm, off, tot, sbase, ent, ctl);
+    scatter_chunk<KEYS>(words, n, c, r, nchunks, dsm, off, sbase, ent, ctl);
 }
 
 // Main kernel (see the file comment). Block index = (r NG + g) NCG + cg, cg fastest. Slab row
