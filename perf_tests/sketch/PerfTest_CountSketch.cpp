@@ -91,19 +91,25 @@ void set_cs_counters(benchmark::State& state, const CsSize& s, double seconds) {
   state.counters["p"] = double(s.p);
 }
 
-/// mode 0: count_sketch atomic (dispatched), 1: deterministic, 2: generic atomic kernel.
+/// Which CountSketch path a benchmark times.
+enum class CsPath {
+  atomic,         ///< count_sketch, atomic (dispatched to the backend's specialization)
+  deterministic,  ///< count_sketch with options.deterministic
+  generic_atomic  ///< the generic atomic kernel, called directly
+};
+
 template <class Space>
 void bench_count_sketch(benchmark::State& state, const std::string& name, const Space& space,
-                        const CsSize& s, int mode) {
+                        const CsSize& s, CsPath path) {
   guarded(state, [&] {
     auto& in = cs_inputs(space, s);
     const CountSketchOp S(CountSketchDist{s.p, s.n}, RNGState(cs_s_seed));
     CountSketchOptions opts;
     opts.check_finite = false;  // keep the finite check out of the timed region
-    opts.deterministic = mode == 1;
+    opts.deterministic = path == CsPath::deterministic;
     using a_t = std::decay_t<decltype(in.A)>;
     double secs = 0.0;
-    if (mode == 2) {
+    if (path == CsPath::generic_atomic) {
       secs = time_manual(state, name, space, [&] {
         Kokkos::deep_copy(space, in.Y, 0.0f);
         Impl::CountSketchAtomicGeneric<Space, a_t, a_t>::apply(space, S, in.A, in.Y);
@@ -124,15 +130,17 @@ void register_cs_space(const Space& space, SizeSet sizes) {
         {"n", s.n}, {"d", s.d}, {"p", s.p}};
     struct Entry {
       const char* bench;
-      int mode;
+      CsPath path;
     };
-    std::vector<Entry> entries = {{"count_sketch", 0}, {"count_sketch_deterministic", 1}};
-    if constexpr (!Impl::is_serial_space_v<Space>) entries.push_back({"count_sketch_generic", 2});
+    std::vector<Entry> entries = {{"count_sketch", CsPath::atomic},
+                                  {"count_sketch_deterministic", CsPath::deterministic}};
+    if constexpr (!Impl::is_serial_space_v<Space>)
+      entries.push_back({"count_sketch_generic", CsPath::generic_atomic});
     for (const Entry& e : entries) {
       const std::string name = bench_name(e.bench, sp, args);
-      const int mode = e.mode;
+      const CsPath path = e.path;
       auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_count_sketch(st, name, space, s, mode);
+        bench_count_sketch(st, name, space, s, path);
       });
       bm->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(plan.min_time);
       if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);

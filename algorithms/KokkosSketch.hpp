@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch.hpp
 /// \brief Everything KokkosSketch offers, in one include.
+///
+/// The umbrella sits above every topic (algorithms/KokkosSketch.hpp, installed as
+/// include/KokkosSketch.hpp): the build configuration first, then the public headers of core
+/// and of every topic. Nothing in core/ or in a topic includes it.
 #ifndef KOKKOSSKETCH_HPP
 #define KOKKOSSKETCH_HPP
+
+#include <KokkosSketch_Config.hpp>
 
 #include <KokkosSketch_CountSketch.hpp>
 #include <KokkosSketch_Error.hpp>
@@ -20,5 +26,13 @@
 #include <KokkosSketch_SketchSize.hpp>
 #include <KokkosSketch_TestMatrices.hpp>
 #include <KokkosSketch_TestTensors.hpp>
+
+// The configuration must match the Kokkos this translation unit is compiled against.
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS) && !defined(KOKKOS_ENABLE_CUDA)
+#error "KokkosSketch was configured with a CUDA Kokkos, but this Kokkos has no CUDA"
+#endif
+#if !defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS) && defined(KOKKOS_ENABLE_CUDA)
+#error "KokkosSketch was configured without CUDA, but this Kokkos has CUDA"
+#endif
 
 #endif

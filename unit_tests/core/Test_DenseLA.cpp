@@ -7,7 +7,7 @@
 // prescribed eigenvalues, rank-deficiency detection, bad extents; the batched Gram, Cholesky
 // and triangular-solve calls against the same references, one info per matrix in order.
 #include <KokkosSketch_DenseLA.hpp>
-#include <KokkosSketch_SketchTestUtils.hpp>
+#include "../sketch/KokkosSketch_SketchTestUtils.hpp"
 #include <KokkosSketch_TestUtils.hpp>
 
 #include <algorithm>

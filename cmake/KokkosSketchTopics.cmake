@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+# A build that grows by one line per topic.
+#
+#   kokkossketch_add_topic(<name> [TEST_INCLUDES <topic>...] [TEST_EXCLUDE <file>...])
+#     <name> is core or a folder of algorithms/. The topic's public headers (core/ or
+#     algorithms/<name>/) and its impl/ go on the include path of kokkossketch and are
+#     installed (flattened into include/, impl/ kept); with KokkosSketch_ENABLE_TESTS, every
+#     unit_tests/<name>/Test_*.cpp (but TEST_EXCLUDE, file names) becomes one executable
+#     KokkosSketch_UnitTest_<Name>, whose include path also holds unit_tests/<name>/ and the
+#     unit_tests/<topic>/ of TEST_INCLUDES (shared test helpers); with
+#     KokkosSketch_ENABLE_BENCHMARKS, every perf_tests/<name>/PerfTest_*.cpp joins the perf
+#     suite KokkosSketch_PerfTest (perf_tests/CMakeLists.txt, added after the topics).
+#
+#   kokkossketch_add_unit_test(<exe> <source>...)
+#     One GoogleTest executable, linked to the shared test main, its tests discovered by ctest.
+#
+#   kokkossketch_add_example(<file>)
+#     examples/<stem>_example.cpp -> executable KokkosSketch_<Stem>Example, and with the tests
+#     on a ctest KokkosSketch_Example_<Stem> that runs it (<Stem>: the stem in CamelCase).
+#
+# Globs use CONFIGURE_DEPENDS: a new header, test or perf file needs no CMake edit.
+# Global properties filled here: KokkosSketch_TOPICS, KokkosSketch_PUBLIC_HEADERS (public
+# headers of every topic, for the self-containment test), KokkosSketch_PERF_SOURCES.
+
+include_guard(GLOBAL)
+
+if(KokkosSketch_ENABLE_TESTS)
+  find_package(GTest REQUIRED)
+  include(GoogleTest)
+  # Kokkos 3.4 prints a warning on stdout when OMP_PROC_BIND is unset, and ctest's test
+  # discovery (gtest_discover_tests, run at test time) would read its lines as test names.
+  # The tests themselves run with OMP_PROC_BIND=false (their ENVIRONMENT property); this
+  # script, included by ctest before the discovery scripts of this directory, gives the
+  # discovery the same setting when the caller has none. (gtest_discover_tests has no
+  # environment option; TEST_LAUNCHER needs CMake 3.29.)
+  file(WRITE ${PROJECT_BINARY_DIR}/KokkosSketch_TestDiscoveryEnv.cmake
+       "if(NOT DEFINED ENV{OMP_PROC_BIND})\n  set(ENV{OMP_PROC_BIND} false)\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES
+               ${PROJECT_BINARY_DIR}/KokkosSketch_TestDiscoveryEnv.cmake)
+endif()
+
+# Upper camel case of a snake_case stem: gaussian_sketch -> GaussianSketch, core -> Core.
+function(_kokkossketch_camel out stem)
+  string(REPLACE "_" ";" _parts "${stem}")
+  set(_camel "")
+  foreach(_p IN LISTS _parts)
+    string(SUBSTRING "${_p}" 0 1 _first)
+    string(SUBSTRING "${_p}" 1 -1 _rest)
+    string(TOUPPER "${_first}" _first)
+    string(APPEND _camel "${_first}${_rest}")
+  endforeach()
+  set(${out} "${_camel}" PARENT_SCOPE)
+endfunction()
+
+# Header folder <dir> (relative to the source root): on the include path, installed flat,
+# impl/ installed under include/impl. Public headers recorded for the self-containment test.
+function(kokkossketch_add_header_dir dir)
+  target_include_directories(kokkossketch INTERFACE
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/${dir}>)
+  file(GLOB _hdrs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/*.hpp)
+  if(_hdrs)
+    install(FILES ${_hdrs} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+    set_property(GLOBAL APPEND PROPERTY KokkosSketch_PUBLIC_HEADERS ${_hdrs})
+  endif()
+  file(GLOB _impl CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/impl/*.hpp)
+  if(_impl)
+    install(FILES ${_impl} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/impl)
+  endif()
+endfunction()
+
+function(kokkossketch_add_unit_test exe)
+  add_executable(${exe} ${ARGN})
+  target_link_libraries(${exe} PRIVATE kokkossketch_test_main)
+  # Test binaries stay in <build>/unit_tests/ wherever the target is declared.
+  set_target_properties(${exe} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/unit_tests)
+  gtest_discover_tests(${exe} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+                       PROPERTIES ENVIRONMENT "OMP_PROC_BIND=false")
+endfunction()
+
+function(kokkossketch_add_topic name)
+  cmake_parse_arguments(PARSE_ARGV 1 _ks "" "" "TEST_INCLUDES;TEST_EXCLUDE")
+  if(name STREQUAL "core")
+    set(_dir core)
+  else()
+    set(_dir algorithms/${name})
+  endif()
+  if(NOT IS_DIRECTORY ${PROJECT_SOURCE_DIR}/${_dir})
+    message(FATAL_ERROR "kokkossketch_add_topic(${name}): no folder ${_dir}")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY KokkosSketch_TOPICS ${name})
+  kokkossketch_add_header_dir(${_dir})
+
+  if(KokkosSketch_ENABLE_TESTS)
+    file(GLOB _tests CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/unit_tests/${name}/Test_*.cpp)
+    foreach(_ex IN LISTS _ks_TEST_EXCLUDE)
+      list(REMOVE_ITEM _tests ${PROJECT_SOURCE_DIR}/unit_tests/${name}/${_ex})
+    endforeach()
+    if(_tests)
+      _kokkossketch_camel(_Name ${name})
+      set(_exe KokkosSketch_UnitTest_${_Name})
+      kokkossketch_add_unit_test(${_exe} ${_tests})
+      target_include_directories(${_exe} PRIVATE ${PROJECT_SOURCE_DIR}/unit_tests/${name})
+      foreach(_t IN LISTS _ks_TEST_INCLUDES)
+        target_include_directories(${_exe} PRIVATE ${PROJECT_SOURCE_DIR}/unit_tests/${_t})
+      endforeach()
+    endif()
+  endif()
+
+  if(KokkosSketch_ENABLE_BENCHMARKS)
+    file(GLOB _perf CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/perf_tests/${name}/PerfTest_*.cpp)
+    set_property(GLOBAL APPEND PROPERTY KokkosSketch_PERF_SOURCES ${_perf})
+  endif()
+endfunction()
+
+function(kokkossketch_add_example file)
+  get_filename_component(_stem ${file} NAME_WE)
+  string(REGEX REPLACE "_example$" "" _stem "${_stem}")
+  _kokkossketch_camel(_Stem ${_stem})
+  set(_exe KokkosSketch_${_Stem}Example)
+  add_executable(${_exe} ${file})
+  target_link_libraries(${_exe} PRIVATE KokkosSketch::kokkossketch)
+  # With the tests enabled, the examples also run under ctest so that they keep working.
+  if(KokkosSketch_ENABLE_TESTS)
+    add_test(NAME KokkosSketch_Example_${_Stem} COMMAND ${_exe})
+    set_tests_properties(KokkosSketch_Example_${_Stem} PROPERTIES ENVIRONMENT "OMP_PROC_BIND=false")
+  endif()
+endfunction()
