@@ -53,17 +53,19 @@ struct OpView {
   }
 };
 
-/// Y as the kernel sees it: Y(i, c) = p[i s0 + c s1], extent(1) = its columns.
+/// Y as the kernel sees it: Y(i, c) = p[i s0 + c s1], extent(1) = its columns; UNIT_S1: s1 is
+/// 1 at compile time (row-major Y, as a LayoutRight View's accessor).
+template <bool UNIT_S1>
 struct YRef {
   float* p;
   std::int64_t s0, s1, cols;
   __device__ __forceinline__ std::int64_t extent(int) const { return cols; }
   __device__ __forceinline__ float& operator()(std::int64_t i, std::int64_t c) const {
-    return p[i * s0 + c * s1];
+    return UNIT_S1 ? p[i * s0 + c] : p[i * s0 + c * s1];
   }
 };
 
-template <int VEC, int GS>
+template <int VEC, int GS, class YRef>
 __global__ void __launch_bounds__(256)
     cuda_sparse_project_kernel(const OpView S, const float* __restrict__ a_ptr,
                                const std::int64_t a_s0, const std::int64_t a_s1, const YRef Y,
@@ -172,7 +174,7 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-template <int VEC>
+template <int VEC, class YRef>
 void cuda_sparse_project_launch(int gs, unsigned blocks, cudaStream_t stream, const OpView& S,
                                 const float* a, std::int64_t s0, std::int64_t s1, const YRef& Y,
                                 const Window& win) {
@@ -191,11 +193,19 @@ void cuda_sparse_project_launch(int gs, unsigned blocks, cudaStream_t stream, co
 void launch(const Problem& prob, int vec, int gs, unsigned blocks, const Window& win,
             cudaStream_t stream) {
   const OpView S{prob.S};
-  const YRef Y{prob.Y, prob.y_s0, prob.y_s1, prob.b};
-  if (vec == 4)
-    cuda_sparse_project_launch<4>(gs, blocks, stream, S, prob.A, prob.a_s0, prob.a_s1, Y, win);
-  else
-    cuda_sparse_project_launch<1>(gs, blocks, stream, S, prob.A, prob.a_s0, prob.a_s1, Y, win);
+  if (prob.y_s1 == 1) {
+    const YRef<true> Y{prob.Y, prob.y_s0, prob.y_s1, prob.b};
+    if (vec == 4)
+      cuda_sparse_project_launch<4>(gs, blocks, stream, S, prob.A, prob.a_s0, prob.a_s1, Y, win);
+    else
+      cuda_sparse_project_launch<1>(gs, blocks, stream, S, prob.A, prob.a_s0, prob.a_s1, Y, win);
+  } else {
+    const YRef<false> Y{prob.Y, prob.y_s0, prob.y_s1, prob.b};
+    if (vec == 4)
+      cuda_sparse_project_launch<4>(gs, blocks, stream, S, prob.A, prob.a_s0, prob.a_s1, Y, win);
+    else
+      cuda_sparse_project_launch<1>(gs, blocks, stream, S, prob.A, prob.a_s0, prob.a_s1, Y, win);
+  }
   KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());  // launch of the sparse projection kernel
 }
 
