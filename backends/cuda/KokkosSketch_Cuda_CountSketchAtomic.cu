@@ -106,11 +106,9 @@ __global__ void __launch_bounds__(256)
 }  // namespace
 
 void atomic_launch(const AtomicProblem& prob, cudaStream_t stream) {
-  const OpView S{prob.p,
-                 prob.n,
-                 prob.col0,
-                 PhiloxKey{{prob.key[0], prob.key[1]}},
-                 PhiloxCounter{{prob.counter[0], prob.counter[1], prob.counter[2], prob.counter[3]}}};
+  const PhiloxKey key{{prob.key[0], prob.key[1]}};
+  const PhiloxCounter counter{{prob.counter[0], prob.counter[1], prob.counter[2], prob.counter[3]}};
+  const OpView S{prob.p, prob.n, prob.col0, key, counter};
   const std::int64_t blocks = (prob.n + 255) / 256;  // 8 warps of 32 rows
   cuda_count_sketch_kernel<8><<<unsigned(blocks), 256, 0, stream>>>(S, prob.A, prob.lda,
                                                                     prob.quads, prob.Y, prob.ldy);
