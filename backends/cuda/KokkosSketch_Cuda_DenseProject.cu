@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Cuda_DenseProject.cu
-/// \brief CUDA specialization of Y = S A for a dense Rademacher S on FP16 Tensor Cores, with
+/// \brief Kernels of Y = S A for a dense Rademacher S on FP16 Tensor Cores, with
 /// FP32 accuracy (SHGEMM-style split of A; Ootomo & Yokota 2023). Compiled by nvcc alone
 /// (no Kokkos); the interface is KokkosSketch_Cuda_DenseProjectKernels.hpp and the bridge for
 /// Kokkos Views KokkosSketch_Cuda_DenseProject.hpp (which says when this path is taken).
@@ -23,7 +23,7 @@
 ///    S a_lo, accumulate into one FP32 accumulator (S = +-1 in both, so no 2^-11 factor is
 ///    needed: with the column scaling a_lo stays in FP16's normal range). Per 512-column tile
 ///    the Tensor Cores accumulate from zero (a chain of 64 MMAs) and the tile sum is added to a
-///    second FP32 accumulator on the CUDA cores, round to nearest (the seed's remedy for the
+///    second FP32 accumulator on the CUDA cores, round to nearest (Ootomo & Yokota's remedy for the
 ///    Tensor Cores' truncating accumulation). That second accumulator lives in registers, or
 ///    in shared memory (CudaDenseConfig::outer_in_shared; slower: DevNotes_DenseProject.md).
 /// 3. `reduce`: Y(i, c) = scale / sigma_c * sum_split P[split](i, c), splits in fixed order.

@@ -7,10 +7,12 @@
 /// One warp per row of S. Each lane makes one Philox call for two draws of a batch of 64
 /// (the same draws as the generic kernel, so the same S), a warp inclusive scan by shuffles
 /// turns skips into positions, and the warp consumes the batch with positions and signs
-/// broadcast by shuffles (one 32-bit word per nonzero): lanes are split into `32 / gs` groups of `gs` lanes, group q takes nonzeros
-/// q, q + 32/gs, ..., and each lane loads `VEC` consecutive columns of the gathered row of A
+/// broadcast by shuffles (one 32-bit word per nonzero): lanes are split into `32 / gs`
+/// groups of `gs` lanes, group q takes nonzeros q, q + 32/gs, ..., and each lane loads `VEC`
+/// consecutive columns of the gathered row of A
 /// (16-byte loads for row-major A with b % 4 == 0), all loads of a batch in flight before the
-/// first use. Groups are summed by shuffles at the end, in a fixed order.
+/// first use. Groups are summed by shuffles at the end, in a fixed order. Y is addressed by
+/// its two strides; a row-major Y (unit column stride) has its own instantiation.
 ///
 /// Columns of S are processed in windows of `window_segments` segments, one launch per window,
 /// in order: warps of one launch gather from one window of A, which stays in L2, and each
