@@ -19,111 +19,49 @@
 ///   Impl::WorkspaceCache, per stream, grow-only: the call allocates nothing once warm and
 ///   stays asynchronous. Y need not be zeroed first: the final kernel writes all of it.
 /// - `count_sketch[cuda-atomic]`: other float row-major shapes with d % 4 == 0 (16-byte
-///   rows). One warp per chunk of 32 rows of A. Lane l draws row r0 + l (one Philox call:
-///   the same h and s as CountSketchOp::draw) and keeps (h << 1 | negative) in a register.
-///   The warp walks the chunk's (row, quad) items, 32 at a time, UNROLL items per lane: every
-///   lane fetches its row's word by a shuffle and issues its 16-byte streaming loads of A
-///   before the first atomic, then adds the four values to Y with one vector atomic
-///   (atomicAdd on float4, compute capability 9.0; four scalar atomics on older GPUs). Order
-///   of the additions, hence Y's last bits, may change run to run.
-/// - Other value types and layouts: the generic TeamPolicy kernel
+///   rows): Y is zeroed, then the kernel of KokkosSketch_Cuda_CountSketchAtomic.cu adds each
+///   row of A, signed, to its bucket's row of Y with float4 atomics (one warp per 32 rows of
+///   A). Order of the additions, hence Y's last bits, may change run to run.
+/// - Other value types and layouts: Y zeroed, then the generic TeamPolicy kernel
 ///   (Impl::CountSketchAtomicGeneric).
 ///
-/// Measurements (H200, n = 1e7, d = 64, p = 4096, float): the atomic kernel 1.16 ms, 53% of
-/// the copy bandwidth (bound by the L2's atomic throughput: about 8e7 32-byte sector
-/// reductions); the slab kernels 0.752 ms, 81%, in the development harness; through the
-/// library: see docs/sketch/count_sketch.md.
+/// Every path overwrites Y (Y need not be zeroed by the caller). The atomic kernel is bound by
+/// the L2's atomic throughput, the slab kernels by memory bandwidth; measurements:
+/// docs/sketch/count_sketch.md.
+///
+/// The slab path's row threshold is an option of the internal apply (CudaCountSketchConfig);
+/// tests that need to know which path ran watch for the profiling region above through a
+/// Kokkos Tools push-region callback.
 #ifndef KOKKOSSKETCH_CUDA_COUNTSKETCH_HPP
 #define KOKKOSSKETCH_CUDA_COUNTSKETCH_HPP
 
 #include <KokkosSketch_CountSketchOp.hpp>
+#include <KokkosSketch_Cuda_CountSketchAtomic.hpp>
 #include <KokkosSketch_Cuda_CountSketchSlab.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Workspace.hpp>
 #include <impl/KokkosSketch_CountSketch_impl.hpp>
 
-#include <cuda_runtime.h>
-
-#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
 namespace KokkosSketch {
 namespace Impl {
 
-template <int UNROLL>
-__global__ void __launch_bounds__(256)
-    cuda_count_sketch_kernel(const CountSketchOp S, const float* __restrict__ a,
-                             const std::int64_t lda, const int quads, float* __restrict__ y,
-                             const std::int64_t ldy) {
-  constexpr unsigned full = 0xffffffffu;
-  const int lane = threadIdx.x & 31;
-  const std::int64_t r0 = (std::int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32;
-  const std::int64_t n = S.cols();
-  if (r0 >= n) return;  // whole warps leave together
-  const int nr = n - r0 < 32 ? int(n - r0) : 32;
-  std::uint32_t word = 0;
-  if (lane < nr) {
-    const CountSketchOp::Draw dr = S.draw(r0 + lane);
-    word = (std::uint32_t(dr.bucket) << 1) | (dr.negative ? 1u : 0u);
-  }
-  const int items = nr * quads;
-  for (int t0 = 0; t0 < items; t0 += 32 * UNROLL) {
-    float4 v[UNROLL];
-    std::uint32_t w[UNROLL];
-    int quad[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const int t = t0 + u * 32 + lane;
-      const bool ok = t < items;
-      const int row = ok ? t / quads : 0;
-      quad[u] = ok ? t - row * quads : -1;
-      w[u] = __shfl_sync(full, word, row);
-      if (ok) v[u] = __ldcs(reinterpret_cast<const float4*>(a + (r0 + row) * lda) + quad[u]);
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      if (quad[u] < 0) continue;
-      float4 x = v[u];
-      if (w[u] & 1u) {
-        x.x = -x.x;
-        x.y = -x.y;
-        x.z = -x.z;
-        x.w = -x.w;
-      }
-      float* dst = y + std::int64_t(w[u] >> 1) * ldy + 4 * std::int64_t(quad[u]);
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-      atomicAdd(reinterpret_cast<float4*>(dst), x);
-#else
-      atomicAdd(dst + 0, x.x);
-      atomicAdd(dst + 1, x.y);
-      atomicAdd(dst + 2, x.z);
-      atomicAdd(dst + 3, x.w);
-#endif
-    }
-  }
-}
+/// Options of the CUDA CountSketch (tests and tuning; not part of the API).
+struct CudaCountSketchConfig {
+  /// The slab path is taken from n >= slab_min_rows rows of A when >= 0; from n >= 128 p when
+  /// -1 (default: below that, its fixed cost outweighs the gain). Tests set 0 to exercise the
+  /// path on small inputs.
+  std::int64_t slab_min_rows = -1;
+};
 
 namespace CudaCountSketch {
 
-/// Internal knob: the slab path is taken from n >= slab_min_rows() rows of A when it is
-/// >= 0, from n >= 128 p when it is -1 (default). Tests lower it to exercise the path on
-/// small inputs; not part of the API.
-inline std::atomic<std::int64_t>& slab_min_rows() {
-  static std::atomic<std::int64_t> v{-1};
-  return v;
-}
-
-/// Number of calls that took the slab path (tests check that a shape did).
-inline std::atomic<std::int64_t>& slab_calls() {
-  static std::atomic<std::int64_t> v{0};
-  return v;
-}
-
 /// Whether n rows pay for the slab path's fixed cost (partial sketches, extra launches).
-inline bool slab_pays(std::int64_t n, std::int64_t p) {
-  const std::int64_t m = slab_min_rows().load(std::memory_order_relaxed);
+inline bool slab_pays(std::int64_t n, std::int64_t p, const CudaCountSketchConfig& cfg) {
+  const std::int64_t m = cfg.slab_min_rows;
   return n >= (m >= 0 ? m : 128 * p);
 }
 
@@ -132,14 +70,12 @@ inline bool slab_pays(std::int64_t n, std::int64_t p) {
 template <class AView, class YView>
 struct CountSketchApply<Kokkos::Cuda, AView, YView> {
   static constexpr const char* path = "cuda";
-  /// apply() overwrites Y itself (count_sketch skips the zero fill).
-  static constexpr bool zeroes_y = true;
 
   /// The slab kernels, when the shape, the device and n allow; false otherwise (nothing done).
   static bool apply_slab(const Kokkos::Cuda& space, const CountSketchOp& S, const AView& A,
-                         const YView& Y) {
+                         const YView& Y, const CudaCountSketchConfig& cfg) {
     using namespace CudaCountSketch;
-    if (!slab_pays(S.cols(), S.rows())) return false;
+    if (!slab_pays(S.cols(), S.rows(), cfg)) return false;
     if (A.stride(1) != 1 || Y.stride(1) != 1) return false;
     SlabProblem prob;
     prob.n = S.cols();
@@ -157,15 +93,13 @@ struct CountSketchApply<Kokkos::Cuda, AView, YView> {
     ScopedRegion region("count_sketch[cuda-slab]");
     void* ws = WorkspaceCache<Kokkos::CudaSpace>::get(space.cuda_stream(), "count_sketch[slab]",
                                                       slab_workspace_bytes(prob));
-    const cudaError_t err = slab_launch(prob, ws, space.cuda_stream());
-    KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "count_sketch", "CUDA launch failed: ",
-                          cudaGetErrorString(err));
-    slab_calls().fetch_add(1, std::memory_order_relaxed);
+    slab_launch(prob, ws, space.cuda_stream());
     return true;
   }
 
+  /// Y = S A; overwrites Y on every path.
   static void apply(const Kokkos::Cuda& space, const CountSketchOp& S, const AView& A,
-                    const YView& Y) {
+                    const YView& Y, const CudaCountSketchConfig& cfg = {}) {
     using a_value = typename AView::non_const_value_type;
     using y_value = typename YView::non_const_value_type;
     constexpr bool strided_a =
@@ -176,10 +110,11 @@ struct CountSketchApply<Kokkos::Cuda, AView, YView> {
         std::is_same<typename YView::array_layout, Kokkos::LayoutStride>::value;
     if constexpr (!std::is_same<a_value, float>::value || !std::is_same<y_value, float>::value ||
                   !strided_a || !strided_y) {
+      (void)cfg;
       Kokkos::deep_copy(space, Y, y_value(0));
       CountSketchAtomicGeneric<Kokkos::Cuda, AView, YView>::apply(space, S, A, Y);
     } else {
-      if (apply_slab(space, S, A, Y)) return;
+      if (apply_slab(space, S, A, Y, cfg)) return;
       Kokkos::deep_copy(space, Y, 0.0f);
       const std::int64_t d = A.extent(1);
       const bool vec4 = A.stride(1) == 1 && A.stride(0) % 4 == 0 && Y.stride(1) == 1 &&
@@ -192,12 +127,19 @@ struct CountSketchApply<Kokkos::Cuda, AView, YView> {
         return;
       }
       ScopedRegion region("count_sketch[cuda-atomic]");
-      const std::int64_t blocks = (S.cols() + 255) / 256;  // 8 warps of 32 rows
-      cuda_count_sketch_kernel<8><<<unsigned(blocks), 256, 0, space.cuda_stream()>>>(
-          S, A.data(), A.stride(0), int(d / 4), Y.data(), Y.stride(0));
-      const cudaError_t err = cudaGetLastError();
-      KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "count_sketch", "CUDA launch failed: ",
-                            cudaGetErrorString(err));
+      CudaCountSketch::AtomicProblem prob;
+      prob.n = S.cols();
+      prob.p = S.rows();
+      prob.quads = int(d / 4);
+      prob.A = A.data();
+      prob.lda = std::int64_t(A.stride(0));
+      prob.Y = Y.data();
+      prob.ldy = std::int64_t(Y.stride(0));
+      prob.key[0] = S.state().key.k[0];
+      prob.key[1] = S.state().key.k[1];
+      for (int w = 0; w < 4; ++w) prob.counter[w] = S.state().counter.v[w];
+      prob.col0 = S.col_offset();
+      CudaCountSketch::atomic_launch(prob, space.cuda_stream());
     }
   }
 };

@@ -32,8 +32,8 @@
 /// are copied into a per-warp stage buffer by cp.async, kBuffers buffers deep, so the loads
 /// of batch i + 1 are in flight while batch i is added. The slot of a missing entry (a key's
 /// list ran out first) is zero-filled and added with sign -1: y + (-0) is y, bit for bit, so
-/// the adding code has no branch. Shared addresses are computed once per lane (ncu: 20.2
-/// warp instructions per row of A, 28.8 with generic shared pointers and branches). The
+/// the adding code has no branch. Shared addresses are computed once per lane (fewer
+/// instructions per row of A than generic shared pointers: DevNotes_CountSketch.md). The
 /// block then writes its slab to the partial sketch of its range, part[r][p][d]. The main
 /// kernel is launched with programmatic stream serialization (compute capability 9.0): its
 /// blocks may start on the SMs the pre-pass frees while it finishes; each waits for its
@@ -47,21 +47,12 @@
 /// Constraints: d % 64 == 0, p in {2048, 4096, 8192, 16384} (KEYS = p / 8 a power of two in
 /// 256..2048; hi fits 3 bits, the word 16 bits), n < 2^30 (entries hold 26-bit row offsets),
 /// 16-byte aligned rows, and 224 KiB of shared memory per block (slab + stage buffers).
-/// Measured (H200s, 2026-11-21, n = 1e7, d = 64, p = 4096, slab_launch timed by events over
-/// 20 calls, A 128 bytes off a 256-byte boundary as in a Kokkos View): 0.750 ms (pre-pass
-/// 0.116, main 0.628) on the GPU where this code before the shared-address change took
-/// 0.754 ms and, on GPUs of the same speed, the three pre-pass kernels in sequence 0.773 ms
-/// (0.124 + main 0.639); Y bitwise the same. Over 600 calls back to back the GPU reaches its
-/// power cap: 0.760 ms. The pre-pass blocks' start (ncu: 17% of its warp stall samples at
-/// the barrier behind thread 0's atomicAdd and item search) now zeroes the shared counts
-/// while the item comes, from a phase table made on the host: pre-pass 0.116 -> 0.112 ms on
-/// another H200. P2 then took over the scan of the range totals over the keys (once per
-/// range instead of once per P3 item), and the items publish their writes with one fence by
-/// thread 0 after the block's barrier: pre-pass 0.112 -> 0.107 ms, slab 0.747 -> 0.740 ms
-/// (H200, 50 calls). Handing out two or four items per block instead of one: pre-pass 0.133
-/// and 0.188 ms (the second item waits behind the first).
+/// Timings of the design steps (pre-pass work items, shared addresses, P2's scan, the
+/// publishing fence) and the variants tried: backends/cuda/DevNotes_CountSketch.md.
+#include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Cuda_CountSketchSlab.hpp>
 #include <KokkosSketch_Cuda_Ptx.hpp>
+#include <KokkosSketch_Error.hpp>
 
 #define KOKKOSSKETCH_NO_KOKKOS
 #include <KokkosSketch_Philox.hpp>
@@ -147,9 +138,9 @@ struct PreControl {
 // The pre-pass work items in the order they are handed out: phase t = 0, 1, ... holds the
 // P1 items of range t (t < kRanges), then the P3 items of range t - kLag (t >= kLag). A P3
 // item is handed out only after every P1 item of its range, so a P3 block never waits for
-// work that no block has started, whatever the residency: no deadlock. Lag (H200, n = 1e7,
-// p = 4096, pre-pass alone): 2 -> 0.134 ms, 4 -> 0.120, 8 -> 0.113, 12 -> 0.116 (the three
-// kernels in sequence: 0.123); a P3 item whose range is not ready yet holds a block slot.
+// work that no block has started, whatever the residency: no deadlock. kLag is the fastest
+// lag measured (DevNotes_CountSketch.md): smaller lags starve P3 of ready ranges, larger ones
+// leave P3 items waiting for their range while they hold a block slot.
 constexpr int kLag = 8;
 
 // Block-wide exclusive scan of v[0..KEYS) in shared memory, kPreThreads threads.
@@ -627,12 +618,11 @@ bool device_supported(int device) {
   int v = known[device].load(std::memory_order_relaxed);
   if (v == 0) {
     int major = 0, smem = 0;
-    const bool ok =
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) ==
-            cudaSuccess &&
-        major >= 8 && std::size_t(smem) >= kMainSmem;
-    if (!ok) (void)cudaGetLastError();
+    KOKKOSSKETCH_CHECK_CUDA(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    KOKKOSSKETCH_CHECK_CUDA(
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const bool ok = major >= 8 && std::size_t(smem) >= kMainSmem;
     v = ok ? 2 : 1;
     known[device].store(v, std::memory_order_relaxed);
   }
@@ -646,26 +636,24 @@ std::size_t scatter_smem(int keys) {
 
 /// Opts the kernels into their dynamic shared memory; once per device (the attribute belongs
 /// to the device's context).
-cudaError_t set_attributes(int device) {
+void set_attributes(int device) {
   static std::atomic<int> done[kMaxDevices];
-  if (done[device].load(std::memory_order_acquire) != 0) return cudaSuccess;
-  cudaError_t e = cudaSuccess;
-  auto allow = [&e](auto kernel, std::size_t bytes) {
-    if (e == cudaSuccess)
-      e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  if (done[device].load(std::memory_order_acquire) != 0) return;
+  auto allow = [](auto kernel, std::size_t bytes) {
+    KOKKOSSKETCH_CHECK_CUDA(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   };
   allow(slab_kernel, kMainSmem);
   allow(pre_pass<256>, scatter_smem(256));
   allow(pre_pass<512>, scatter_smem(512));
   allow(pre_pass<1024>, scatter_smem(1024));
   allow(pre_pass<2048>, scatter_smem(2048));
-  if (e == cudaSuccess) done[device].store(1, std::memory_order_release);
-  return e;
+  done[device].store(1, std::memory_order_release);
 }
 
 template <int KEYS>
-cudaError_t launch_prepass(const Draws& S, const SlabProblem& prob, unsigned char* ws,
-                           const Layout& l, int nchunks, cudaStream_t stream) {
+void launch_prepass(const Draws& S, const SlabProblem& prob, unsigned char* ws,
+                    const Layout& l, int nchunks, cudaStream_t stream) {
   auto* words = reinterpret_cast<std::uint16_t*>(ws + l.words);
   auto* cnt = reinterpret_cast<int*>(ws + l.cnt);
   auto* off = reinterpret_cast<int*>(ws + l.off);
@@ -674,11 +662,10 @@ cudaError_t launch_prepass(const Draws& S, const SlabProblem& prob, unsigned cha
   auto* sbase = reinterpret_cast<long long*>(ws + l.sbase);
   auto* ent = reinterpret_cast<std::uint32_t*>(ws + l.ent);
   auto* ctl = reinterpret_cast<PreControl*>(ws + l.ctl);
-  const cudaError_t e = cudaMemsetAsync(ctl, 0, sizeof(PreControl), stream);
-  if (e != cudaSuccess) return e;
+  KOKKOSSKETCH_CHECK_CUDA(cudaMemsetAsync(ctl, 0, sizeof(PreControl), stream));
   pre_pass<KEYS><<<2 * nchunks, kPreThreads, scatter_smem(KEYS), stream>>>(
       S, prob.n, nchunks, words, cnt, off, tot, steps, sbase, ent, ctl, phases(nchunks));
-  return cudaGetLastError();
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());  // launch of the pre-pass
 }
 
 }  // namespace
@@ -689,13 +676,13 @@ bool slab_supported(const SlabProblem& prob, int device) {
 
 std::size_t slab_workspace_bytes(const SlabProblem& prob) { return layout(prob).total; }
 
-cudaError_t slab_launch(const SlabProblem& prob, void* workspace, cudaStream_t stream) {
+void slab_launch(const SlabProblem& prob, void* workspace, cudaStream_t stream) {
   int device = -1;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e != cudaSuccess) return e;
-  if (!slab_supported(prob, device) || workspace == nullptr) return cudaErrorInvalidValue;
-  e = set_attributes(device);
-  if (e != cudaSuccess) return e;
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(&device));
+  KOKKOSSKETCH_THROW_IF(!slab_supported(prob, device) || workspace == nullptr, "count_sketch",
+                        "the slab kernels do not take this problem (n ", prob.n, ", d ", prob.d,
+                        ", p ", prob.p, ") on device ", device);
+  set_attributes(device);
   const Layout l = layout(prob);
   auto* ws = static_cast<unsigned char*>(workspace);
   const int nchunks = int((prob.n + kChunk - 1) / kChunk);
@@ -708,13 +695,11 @@ cudaError_t slab_launch(const SlabProblem& prob, void* workspace, cudaStream_t s
   S.chi = std::uint64_t(prob.counter[2]) | (std::uint64_t(prob.counter[3]) << 32);
   S.p = std::uint64_t(prob.p);
   switch (keys) {
-    case 256: e = launch_prepass<256>(S, prob, ws, l, nchunks, stream); break;
-    case 512: e = launch_prepass<512>(S, prob, ws, l, nchunks, stream); break;
-    case 1024: e = launch_prepass<1024>(S, prob, ws, l, nchunks, stream); break;
-    case 2048: e = launch_prepass<2048>(S, prob, ws, l, nchunks, stream); break;
-    default: return cudaErrorInvalidValue;
+    case 256: launch_prepass<256>(S, prob, ws, l, nchunks, stream); break;
+    case 512: launch_prepass<512>(S, prob, ws, l, nchunks, stream); break;
+    case 1024: launch_prepass<1024>(S, prob, ws, l, nchunks, stream); break;
+    default: launch_prepass<2048>(S, prob, ws, l, nchunks, stream); break;  // slab_supported
   }
-  if (e != cudaSuccess) return e;
   auto* part = reinterpret_cast<float*>(ws + l.part);
   const unsigned blocks = unsigned(kRanges * (prob.p / kSlabBuckets) * (prob.d / kCols));
   // Programmatic stream serialization: main blocks may start while the pre-pass finishes.
@@ -728,17 +713,15 @@ cudaError_t slab_launch(const SlabProblem& prob, void* workspace, cudaStream_t s
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  e = cudaLaunchKernelEx(&cfg, slab_kernel, prob.A, prob.lda, int(prob.d), int(prob.p), keys,
-                         reinterpret_cast<const std::uint32_t*>(ws + l.ent),
-                         reinterpret_cast<const int*>(ws + l.tot),
-                         reinterpret_cast<const int*>(ws + l.steps),
-                         reinterpret_cast<const long long*>(ws + l.sbase), nchunks, part,
-                         reinterpret_cast<const PreControl*>(ws + l.ctl));
-  if (e != cudaSuccess) return e;
+  KOKKOSSKETCH_CHECK_CUDA(cudaLaunchKernelEx(
+      &cfg, slab_kernel, prob.A, prob.lda, int(prob.d), int(prob.p), keys,
+      reinterpret_cast<const std::uint32_t*>(ws + l.ent), reinterpret_cast<const int*>(ws + l.tot),
+      reinterpret_cast<const int*>(ws + l.steps), reinterpret_cast<const long long*>(ws + l.sbase),
+      nchunks, part, reinterpret_cast<const PreControl*>(ws + l.ctl)));
   const std::int64_t pd4 = prob.p * prob.d / 4;
   final_sum<<<unsigned((pd4 + 255) / 256), 256, 0, stream>>>(
       reinterpret_cast<const float4*>(part), prob.Y, prob.ldy, int(prob.d / 4), pd4);
-  return cudaGetLastError();
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());  // launch of the final sum
 }
 
 }  // namespace CudaCountSketch

@@ -39,6 +39,7 @@ struct SlabProblem {
 /// 16384; 1 <= n < 2^30; lda and ldy multiples of 4 and A, Y 16-byte aligned; and the device
 /// (compute capability >= 8.0 with at least 224 KiB of opt-in shared memory per block, read
 /// once per device). Says nothing about whether the path pays (see the caller's threshold).
+/// \throws Error if a device attribute query fails
 /// \param [in] prob the problem
 /// \param [in] device CUDA device ordinal the work would run on
 /// \return true if slab_launch accepts `prob` on `device`
@@ -58,8 +59,9 @@ std::size_t slab_workspace_bytes(const SlabProblem& prob);
 /// \param [in] prob a problem that slab_supported accepts
 /// \param [in] workspace device scratch
 /// \param [in] stream CUDA stream
-/// \return the first CUDA launch error met, cudaErrorInvalidValue if `prob` is unsupported
-cudaError_t slab_launch(const SlabProblem& prob, void* workspace, cudaStream_t stream);
+/// \throws Error if `prob` is unsupported or a CUDA call or launch fails
+/// (KOKKOSSKETCH_CHECK_CUDA)
+void slab_launch(const SlabProblem& prob, void* workspace, cudaStream_t stream);
 
 }  // namespace CudaCountSketch
 }  // namespace Impl

@@ -15,6 +15,7 @@
 #define KOKKOSSKETCH_CUDA_DENSELA_HPP
 
 #include <KokkosSketch_Compat.hpp>
+#include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Error.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -193,17 +194,14 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   using lib = CudaLapack<Scalar>;
 
   explicit DenseLABackend(const Kokkos::Cuda& space) {
-    KOKKOSSKETCH_THROW_IF(cusolverDnCreate(&m_solver) != CUSOLVER_STATUS_SUCCESS, "DenseLA",
-                          "cusolverDnCreate failed");
-    if (cublasCreate(&m_blas) != CUBLAS_STATUS_SUCCESS) {
-      cusolverDnDestroy(m_solver);
-      KOKKOSSKETCH_THROW_IF(true, "DenseLA", "cublasCreate failed");
-    }
-    const bool ok = cusolverDnSetStream(m_solver, space.cuda_stream()) == CUSOLVER_STATUS_SUCCESS &&
-                    cublasSetStream(m_blas, space.cuda_stream()) == CUBLAS_STATUS_SUCCESS;
-    if (!ok) {
-      release();
-      KOKKOSSKETCH_THROW_IF(true, "DenseLA", "binding the cuSOLVER/cuBLAS handles to the stream failed");
+    KOKKOSSKETCH_CHECK_CUDA(cusolverDnCreate(&m_solver));
+    try {
+      KOKKOSSKETCH_CHECK_CUDA(cublasCreate(&m_blas));
+      KOKKOSSKETCH_CHECK_CUDA(cusolverDnSetStream(m_solver, space.cuda_stream()));
+      KOKKOSSKETCH_CHECK_CUDA(cublasSetStream(m_blas, space.cuda_stream()));
+    } catch (...) {
+      release();  // the destructor does not run when the constructor throws
+      throw;
     }
     m_info = Kokkos::View<int, Kokkos::CudaSpace>(
         Kokkos::view_alloc(space, "KokkosSketch::DenseLA::devInfo"));
@@ -214,41 +212,36 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
 
   void geqrf(const Kokkos::Cuda& space, int m, int n, Scalar* A, int lda, Scalar* tau) {
     int lwork = 0;
-    check(lib::geqrf_buffer(m_solver, m, n, A, lda, &lwork), "cusolverDn<S|D>geqrf_bufferSize");
+    KOKKOSSKETCH_CHECK_CUDA(lib::geqrf_buffer(m_solver, m, n, A, lda, &lwork));
     Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
                              "KokkosSketch::DenseLA::work");
-    check(lib::geqrf(m_solver, m, n, A, lda, tau, work, lwork, m_info.data()),
-          "cusolverDn<S|D>geqrf");
+    KOKKOSSKETCH_CHECK_CUDA(lib::geqrf(m_solver, m, n, A, lda, tau, work, lwork, m_info.data()));
     check_info(space, "cusolverDn<S|D>geqrf");
   }
 
   void orgqr(const Kokkos::Cuda& space, int m, int n, int k, Scalar* A, int lda,
              const Scalar* tau) {
     int lwork = 0;
-    check(lib::orgqr_buffer(m_solver, m, n, k, A, lda, tau, &lwork),
-          "cusolverDn<S|D>orgqr_bufferSize");
+    KOKKOSSKETCH_CHECK_CUDA(lib::orgqr_buffer(m_solver, m, n, k, A, lda, tau, &lwork));
     Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
                              "KokkosSketch::DenseLA::work");
-    check(lib::orgqr(m_solver, m, n, k, A, lda, tau, work, lwork, m_info.data()),
-          "cusolverDn<S|D>orgqr");
+    KOKKOSSKETCH_CHECK_CUDA(lib::orgqr(m_solver, m, n, k, A, lda, tau, work, lwork, m_info.data()));
     check_info(space, "cusolverDn<S|D>orgqr");
   }
 
   void trsm(const Kokkos::Cuda&, Side side, Trans trans, int m, int n, const Scalar* R, int ldr,
             Scalar* B, int ldb) {
-    const cublasStatus_t st =
+    KOKKOSSKETCH_CHECK_CUDA(
         lib::trsm(m_blas, side == Side::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
-                  trans == Trans::none ? CUBLAS_OP_N : CUBLAS_OP_T, m, n, R, ldr, B, ldb);
-    KOKKOSSKETCH_THROW_IF(st != CUBLAS_STATUS_SUCCESS, "DenseLA::trsm",
-                          "cublas<S|D>trsm failed with status ", int(st));
+                  trans == Trans::none ? CUBLAS_OP_N : CUBLAS_OP_T, m, n, R, ldr, B, ldb));
   }
 
   bool potrf(const Kokkos::Cuda& space, int n, Scalar* A, int lda) {
     int lwork = 0;
-    check(lib::potrf_buffer(m_solver, n, A, lda, &lwork), "cusolverDn<S|D>potrf_bufferSize");
+    KOKKOSSKETCH_CHECK_CUDA(lib::potrf_buffer(m_solver, n, A, lda, &lwork));
     Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
                              "KokkosSketch::DenseLA::work");
-    check(lib::potrf(m_solver, n, A, lda, work, lwork, m_info.data()), "cusolverDn<S|D>potrf");
+    KOKKOSSKETCH_CHECK_CUDA(lib::potrf(m_solver, n, A, lda, work, lwork, m_info.data()));
     const int info = read_info(space);
     KOKKOSSKETCH_THROW_IF(info < 0, "DenseLA::potrf", "cusolverDn<S|D>potrf rejected argument ",
                           -info);
@@ -260,20 +253,18 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   void potrf_deferred(const Kokkos::Cuda& space, int n, Scalar* A, int lda) {
     reserve_infos(space, 1);
     int lwork = 0;
-    check(lib::potrf_buffer(m_solver, n, A, lda, &lwork), "cusolverDn<S|D>potrf_bufferSize");
+    KOKKOSSKETCH_CHECK_CUDA(lib::potrf_buffer(m_solver, n, A, lda, &lwork));
     Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
                              "KokkosSketch::DenseLA::work");
-    check(lib::potrf(m_solver, n, A, lda, work, lwork, m_infos.data() + m_npending),
-          "cusolverDn<S|D>potrf");
+    KOKKOSSKETCH_CHECK_CUDA(
+        lib::potrf(m_solver, n, A, lda, work, lwork, m_infos.data() + m_npending));
     ++m_npending;
   }
 
   void gram_batched(const Kokkos::Cuda&, int m, int n, const Scalar* X, int ldx,
                     std::int64_t sx, Scalar* G, int ldg, std::int64_t sg, int count) {
-    const cublasStatus_t st = lib::gram_batched(m_blas, m, n, X, ldx, (long long)sx, G, ldg,
-                                                (long long)sg, count);
-    KOKKOSSKETCH_THROW_IF(st != CUBLAS_STATUS_SUCCESS, "DenseLA::gram_batched",
-                          "cublas<S|D>gemmStridedBatched failed with status ", int(st));
+    KOKKOSSKETCH_CHECK_CUDA(lib::gram_batched(m_blas, m, n, X, ldx, (long long)sx, G, ldg,
+                                              (long long)sg, count));
   }
 
   /// One matrix: potrf_deferred (cuSOLVER's single-matrix potrf was measured faster than its
@@ -286,8 +277,8 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     }
     reserve_infos(space, count);
     Scalar** a = pointers(space, 0, A, sa, count);
-    check(lib::potrf_batched(m_solver, n, a, lda, m_infos.data() + m_npending, count),
-          "cusolverDn<S|D>potrfBatched");
+    KOKKOSSKETCH_CHECK_CUDA(
+        lib::potrf_batched(m_solver, n, a, lda, m_infos.data() + m_npending, count));
     m_npending += count;
   }
 
@@ -300,12 +291,10 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     }
     Scalar** r = pointers(space, 1, const_cast<Scalar*>(R), sr, count);
     Scalar** b = pointers(space, 2, B, sb, count);
-    const cublasStatus_t st =
+    KOKKOSSKETCH_CHECK_CUDA(
         lib::trsm_batched(m_blas, side == Side::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
                           trans == Trans::none ? CUBLAS_OP_N : CUBLAS_OP_T, m, n, r, ldr, b, ldb,
-                          count);
-    KOKKOSSKETCH_THROW_IF(st != CUBLAS_STATUS_SUCCESS, "DenseLA::trsm_batched",
-                          "cublas<S|D>trsmBatched failed with status ", int(st));
+                          count));
   }
 
   std::vector<int> deferred_infos(const Kokkos::Cuda& space) {
@@ -344,12 +333,12 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
                          : workspace(space, m_tmp, std::size_t(nn > 0 ? nn : 1),
                                      "KokkosSketch::DenseLA::svd_tmp");
     int lwork = 0;
-    check(lib::gesvd_buffer(m_solver, mm, nn, &lwork), "cusolverDn<S|D>gesvd_bufferSize");
+    KOKKOSSKETCH_CHECK_CUDA(lib::gesvd_buffer(m_solver, mm, nn, &lwork));
     Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
                              "KokkosSketch::DenseLA::work");
-    check(lib::gesvd(m_solver, mm, nn, At, ldat, S, Ut, ldut, VTt, ldvtt, work, lwork, rwork,
-                     m_info.data()),
-          "cusolverDn<S|D>gesvd");
+    KOKKOSSKETCH_CHECK_CUDA(
+        lib::gesvd(m_solver, mm, nn, At, ldat, S, Ut, ldut, VTt, ldvtt, work, lwork, rwork,
+                   m_info.data()));
     if (wide) {
       transpose_raw(space, m, m, VTt, ldvtt, U, ldu);  // U = V' = (V'^T)^T, m x m
       transpose_raw(space, n, m, Ut, ldut, VT, ldvt);  // VT = U'^T, m x n
@@ -362,10 +351,10 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
 
   void syevd(const Kokkos::Cuda& space, int n, Scalar* A, int lda, Scalar* W) {
     int lwork = 0;
-    check(lib::syevd_buffer(m_solver, n, A, lda, W, &lwork), "cusolverDn<S|D>syevd_bufferSize");
+    KOKKOSSKETCH_CHECK_CUDA(lib::syevd_buffer(m_solver, n, A, lda, W, &lwork));
     Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
                              "KokkosSketch::DenseLA::work");
-    check(lib::syevd(m_solver, n, A, lda, W, work, lwork, m_info.data()), "cusolverDn<S|D>syevd");
+    KOKKOSSKETCH_CHECK_CUDA(lib::syevd(m_solver, n, A, lda, W, work, lwork, m_info.data()));
     const int info = read_info(space);
     KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::syevd", "cusolverDn<S|D>syevd ",
                           info < 0 ? "rejected an argument" : "did not converge",
@@ -373,16 +362,11 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   }
 
   /// Path taken by gesvd with `driver`: cuSOLVER gesvd for both. (gesvdj, one-sided Jacobi,
-  /// was measured on an H200 at k = 522: 27 ms in FP32 with orthogonality defects of 3e-4 and
-  /// singular values off by 8e-5 relative at its default tolerance, against 37 ms and 6e-6 for
-  /// gesvd; so the automatic driver is gesvd.)
+  /// was faster but far less accurate at its default tolerance, so the automatic driver is
+  /// gesvd: backends/cuda/DevNotes_DenseLA.md.)
   static const char* svd_path(SvdDriver) { return "gesvd"; }
 
  private:
-  static void check(cusolverStatus_t st, const char* what) {
-    KOKKOSSKETCH_THROW_IF(st != CUSOLVER_STATUS_SUCCESS, "DenseLA", what,
-                          " failed with status ", int(st));
-  }
   int read_info(const Kokkos::Cuda& space) {
     int info = 0;
     Kokkos::View<int, Kokkos::HostSpace> h(&info);
@@ -451,9 +435,11 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     }
     return w.data();
   }
+  /// Destroys the handles. Runs in the destructor, so it must not throw: a failed destroy is
+  /// ignored (nothing can be done about it there, and the handle is gone either way).
   void release() noexcept {
-    if (m_blas != nullptr) cublasDestroy(m_blas);
-    if (m_solver != nullptr) cusolverDnDestroy(m_solver);
+    if (m_blas != nullptr) (void)cublasDestroy(m_blas);
+    if (m_solver != nullptr) (void)cusolverDnDestroy(m_solver);
     m_blas = nullptr;
     m_solver = nullptr;
   }

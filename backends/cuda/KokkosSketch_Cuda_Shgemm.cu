@@ -37,8 +37,10 @@
 /// Same split, chains (one k-tile), tiles and K splits, but the power of two sigma is chosen
 /// per row and k-tile from the tile itself (no pass over A for row maxima); see the
 /// comment above that kernel and DevNotes_Shgemm.md.
+#include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Cuda_Ptx.hpp>
 #include <KokkosSketch_Cuda_ShgemmKernels.hpp>
+#include <KokkosSketch_Error.hpp>
 
 #define KOKKOSSKETCH_NO_KOKKOS
 #include <KokkosSketch_Half.hpp>
@@ -981,9 +983,8 @@ __global__ void __launch_bounds__(kHThreads, 1) shgemm_wgmma_kernel(const Params
 
 int sm_count() {
   int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    return 132;
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(&dev));
+  KOKKOSSKETCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   return sms;
 }
 
@@ -999,27 +1000,27 @@ void plan_splits(const Problem& p, int& ksplit, int& tiles_per_split) {
   ksplit = (T + tiles_per_split - 1) / tiles_per_split;
 }
 
-/// After a product kernel launch: its launch error, or with K splits the sum of the partials
-/// into C (the reduce kernel's launch error).
-inline cudaError_t finish_splits(const Params& prm, cudaStream_t stream) {
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess || prm.ksplit == 1) return e;
+/// After a product kernel launch: checks its launch, and with K splits sums the partials
+/// into C.
+inline void finish_splits(const Params& prm, cudaStream_t stream) {
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());  // launch of the product kernel
+  if (prm.ksplit == 1) return;
   const std::int64_t mn = prm.m * prm.n;
   const unsigned grid = unsigned(imin((mn + 255) / 256, 65535));
   shgemm_reduce<<<grid, 256, 0, stream>>>(prm.P, prm.ksplit, prm.m, prm.n, prm.C, prm.c_s0,
                                           prm.c_s1);
-  return cudaGetLastError();
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());  // launch of the reduction kernel
 }
 
 template <Variant V, bool AK, int BM>
 cudaError_t launch_main(const Params& prm, cudaStream_t stream) {
   const std::size_t smem = smem_bytes(V);
-  cudaError_t e = cudaFuncSetAttribute(shgemm_kernel<V, AK, BM>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-  if (e != cudaSuccess) return e;
+  KOKKOSSKETCH_CHECK_CUDA(cudaFuncSetAttribute(
+      shgemm_kernel<V, AK, BM>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const std::int64_t blocks = prm.tiles_m * prm.tiles_n * prm.ksplit;
   shgemm_kernel<V, AK, BM><<<dim3(unsigned(blocks)), kThreads, smem, stream>>>(prm);
-  return finish_splits(prm, stream);
+  finish_splits(prm, stream);
+  return cudaSuccess;
 }
 
 template <Variant V, bool AK>
@@ -1031,32 +1032,39 @@ cudaError_t launch_b(const Problem& p, const Params& prm, cudaStream_t stream) {
 
 template <bool AK, bool PIPE>
 cudaError_t launch_wgmma(const Params& prm, cudaStream_t stream) {
-  cudaError_t e = cudaFuncSetAttribute(shgemm_wgmma_kernel<AK, PIPE>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(kHSmem));
-  if (e != cudaSuccess) return e;
+  KOKKOSSKETCH_CHECK_CUDA(cudaFuncSetAttribute(
+      shgemm_wgmma_kernel<AK, PIPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kHSmem)));
   const std::int64_t blocks = prm.tiles_m * prm.tiles_n * prm.ksplit;
   shgemm_wgmma_kernel<AK, PIPE><<<dim3(unsigned(blocks)), kHThreads, kHSmem, stream>>>(prm);
-  return finish_splits(prm, stream);
+  finish_splits(prm, stream);
+  return cudaSuccess;
 }
 
 /// Whether the current device runs the sm_90a kernels: compute capability 9.0 and the binary
 /// carries sm_90a code (checked once per device through g_wgmma_compiled).
 bool wgmma_available() {
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return false;
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64) return false;
   static std::atomic<int> known[64];  // 0 unknown, 1 no, 2 yes
   int v = known[dev].load(std::memory_order_relaxed);
   if (v == 0) {
     int major = 0, minor = 0, compiled = 0;
-    bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
-                  cudaSuccess &&
-              cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) ==
-                  cudaSuccess &&
-              major == 9 && minor == 0;
+    KOKKOSSKETCH_CHECK_CUDA(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    KOKKOSSKETCH_CHECK_CUDA(
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    bool ok = major == 9 && minor == 0;
     if (ok) {
-      ok = cudaMemcpyFromSymbol(&compiled, g_wgmma_compiled, sizeof(int)) == cudaSuccess &&
-           compiled == 1;
-      if (!ok) (void)cudaGetLastError();
+      const cudaError_t e = cudaMemcpyFromSymbol(&compiled, g_wgmma_compiled, sizeof(int));
+      if (e == cudaErrorInvalidSymbol || e == cudaErrorInvalidDeviceFunction ||
+          e == cudaErrorNoKernelImageForDevice) {
+        (void)cudaGetLastError();  // no image for this device: no sm_90a code, not an error
+        ok = false;
+      } else {
+        KOKKOSSKETCH_CHECK_CUDA(e);
+        ok = compiled == 1;
+      }
     }
     v = ok ? 2 : 1;
     known[dev].store(v, std::memory_order_relaxed);
@@ -1145,9 +1153,8 @@ cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
       }
     }
     unsigned* rowmax = static_cast<unsigned*>(workspace);
-    cudaError_t e = cudaSuccess;
-    e = cudaMemsetAsync(rowmax, 0, std::size_t(p.m) * sizeof(unsigned), stream);
-    if (e != cudaSuccess) return e;
+    KOKKOSSKETCH_CHECK_CUDA(
+        cudaMemsetAsync(rowmax, 0, std::size_t(p.m) * sizeof(unsigned), stream));
     if (p.a_kmajor) {
       const std::int64_t slice = imax(8192, (p.k + 65534) / 65535);
       const std::int64_t gy = (p.k + slice - 1) / slice;
@@ -1161,8 +1168,7 @@ cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
       rowmax_mmajor<<<dim3(unsigned((p.m + 255) / 256), unsigned(gy)), 256, 0, stream>>>(
           p.A, p.lda, p.m, p.k, slice, rowmax);
     }
-    e = cudaGetLastError();
-    if (e != cudaSuccess) return e;
+    KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());  // launch of the row maximum kernel
     return p.a_kmajor ? launch_b<Variant::fp16, true>(p, prm, stream)
                       : launch_b<Variant::fp16, false>(p, prm, stream);
   }

@@ -60,8 +60,9 @@ bool operands_aligned(const Problem& p);
 std::size_t workspace_bytes(const Problem& p);
 
 /// Enqueues the product on `stream`. `workspace` holds workspace_bytes(p) bytes of device
-/// memory, used until the work completes. Returns the first CUDA error met (launch errors
-/// only: the kernels run asynchronously). Requires a device of compute capability >= 8.0.
+/// memory, used until the work completes. A failed CUDA call or launch throws Error
+/// (KOKKOSSKETCH_CHECK_CUDA; launch errors only: the kernels run asynchronously); the return
+/// value is cudaErrorInvalidValue for a problem too large for the grid, cudaSuccess otherwise. Requires a device of compute capability >= 8.0.
 /// On compute capability 9.0, when the library carries sm_90a code, the FP16 variant with B
 /// read k-major from memory runs the Hopper (wgmma) kernel; the environment variable
 /// KOKKOSSKETCH_SHGEMM_WGMMA=0 keeps the mma.sync kernel (development switch). The first call

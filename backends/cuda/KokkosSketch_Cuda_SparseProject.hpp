@@ -1,159 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Cuda_SparseProject.hpp
-/// \brief CUDA specialization of Y = S A for a very sparse S (warp-level row gather).
+/// \brief CUDA specialization of Y = S A for a very sparse S (warp-level row gather): the
+/// bridge from Kokkos Views to the kernel of KokkosSketch_Cuda_SparseProject.cu (interface
+/// KokkosSketch_Cuda_SparseProjectKernels.hpp). Float A and Y with strided layouts (Left,
+/// Right, Stride) take the kernel; other value types and layouts the generic kernel
+/// (Impl::SparseProjectGeneric).
 ///
-/// One warp per row of S. Each lane makes one Philox call for two draws of a batch of 64
-/// (the same draws as the generic kernel, so the same S), a warp inclusive scan by shuffles
-/// turns skips into positions, and the warp consumes the batch with positions and signs
-/// broadcast by shuffles (one 32-bit word per nonzero): lanes are split into `32 / gs` groups of `gs` lanes, group q takes nonzeros
-/// q, q + 32/gs, ..., and each lane loads `VEC` consecutive columns of the gathered row of A
-/// (16-byte loads for row-major A with b % 4 == 0), all loads of a batch in flight before the
-/// first use. Groups are summed by shuffles at the end, in a fixed order.
-///
-/// Columns of S are processed in windows of `window_segments` segments, one launch per window,
-/// in order: warps of one launch gather from one window of A, which stays in L2, and each
-/// launch adds its contribution to Y in stream order. The result is deterministic run to run
-/// (no atomics); it differs from the generic kernel only by FP32 summation order.
+/// The kernel (described in the .cu file) is deterministic run to run (no atomics); it
+/// differs from the generic kernel only by FP32 summation order. Columns of S are processed in
+/// windows of `window_segments` segments (CudaSparseConfig), one launch per window, in order.
 #ifndef KOKKOSSKETCH_CUDA_SPARSEPROJECT_HPP
 #define KOKKOSSKETCH_CUDA_SPARSEPROJECT_HPP
 
+#include <KokkosSketch_Cuda_SparseProjectKernels.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <impl/KokkosSketch_SparseProject_impl.hpp>
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 namespace KokkosSketch {
 namespace Impl {
-
-struct CudaSparseWindow {
-  std::int64_t seg_begin, seg_end;  // segments of this launch
-  bool first, last;                 // first launch writes Y, last one applies the scale
-};
-
-template <int VEC, int GS, class YView>
-__global__ void __launch_bounds__(256)
-    cuda_sparse_project_kernel(const SparseOp S, const float* __restrict__ a_ptr,
-                               const std::int64_t a_s0, const std::int64_t a_s1, const YView Y,
-                               const CudaSparseWindow win) {
-  constexpr unsigned full = 0xffffffffu;
-  constexpr int NG = 32 / GS;             // lane groups; group q takes nonzeros q, q + NG, ...
-  constexpr std::uint32_t invalid = ~0u;  // marks draws past the segment or before the slice
-  const int lane = threadIdx.x & 31;
-  const std::int64_t i = std::int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  if (i >= S.rows()) return;  // whole warps leave together
-  const std::int64_t b = Y.extent(1);
-  const std::int64_t L = S.segment_length();
-  const std::int64_t gbegin = S.col_offset(), gend = gbegin + S.cols();
-  const std::int64_t grow = S.row_offset() + i;
-  const int grp = lane / GS, sub = lane % GS;
-  const float scale = float(S.scale());
-  const PhiloxKey key = S.key();
-  const Impl::GeometricTable& table = S.skip_table();
-
-  for (std::int64_t c0 = 0; c0 < b; c0 += std::int64_t(GS) * VEC) {
-    const std::int64_t c = c0 + std::int64_t(sub) * VEC;
-    const bool col_ok = c < b;
-    float acc[VEC];
-#pragma unroll
-    for (int v = 0; v < VEC; ++v) acc[v] = 0.f;
-
-    for (std::int64_t seg = win.seg_begin; seg < win.seg_end; ++seg) {
-      const std::int64_t base = seg * L;
-      const std::uint32_t last = std::uint32_t(gend - base < L ? gend - base : L);
-      const std::uint32_t lo = std::uint32_t(gbegin > base ? gbegin - base : 0);
-      // Row (base + r - gbegin) of A, column c, is seg_ptr + r * a_s0.
-      const float* seg_ptr = a_ptr + (base - gbegin) * a_s0 + c * a_s1;
-      const PhiloxCounter ctr0 = S.segment_counter(grow, seg);
-      std::uint32_t next = 0;  // first position not yet covered
-      for (std::uint32_t c0 = 0; next < last; c0 += 32) {
-        // Lane l makes Philox call c0 + l: draws 2 (c0 + l) and 2 (c0 + l) + 1 (the layout of
-        // SparseOp::draw_pair), 64 draws per batch.
-        const PhiloxCounter w =
-            philox4x32_10(Impl::offset_counter(ctr0, c0 + std::uint32_t(lane), 0), key);
-        const std::uint32_t g0 = table.sample32(Impl::u01_53(w.v[0], w.v[1]));
-        const std::uint32_t g1 = table.sample32(Impl::u01_53(w.v[2], w.v[3]));
-        // Inclusive warp scan of the pairs' (skip + 1). A skip >= L ends the segment whatever
-        // its value, so clamping it to L keeps the walk and bounds the sum by 64 (2^25 + 1).
-        const std::uint32_t r0 = (g0 < std::uint32_t(L) ? g0 : std::uint32_t(L)) + 1u;
-        const std::uint32_t r1 = (g1 < std::uint32_t(L) ? g1 : std::uint32_t(L)) + 1u;
-        std::uint32_t run = r0 + r1;
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-          const std::uint32_t up = __shfl_up_sync(full, run, off);
-          if (lane >= off) run += up;
-        }
-        const std::uint32_t pos1 = next + run - 1u, pos0 = pos1 - r1;
-        const std::uint32_t word0 =
-            (pos0 < last && pos0 >= lo) ? ((pos0 << 1) | (w.v[0] & 1u)) : invalid;
-        const std::uint32_t word1 =
-            (pos1 < last && pos1 >= lo) ? ((pos1 << 1) | (w.v[2] & 1u)) : invalid;
-        next += __shfl_sync(full, run, 31);
-        // Consume, one half of the pairs at a time: all GS loads of this lane first, then the
-        // sums. The sign is applied by flipping the sign bit (exact, like multiplying by -1).
-        constexpr int CH = GS < 8 ? GS : 8;  // loads in flight per lane
-#pragma unroll 1
-        for (int h = 0; h < 2; ++h) {
-          const std::uint32_t word = h == 0 ? word0 : word1;
-#pragma unroll
-          for (int u0 = 0; u0 < GS; u0 += CH) {
-            float vals[CH][VEC];
-            std::uint32_t neg[CH];
-#pragma unroll
-            for (int u = 0; u < CH; ++u) {
-              const std::uint32_t wq = __shfl_sync(full, word, (u0 + u) * NG + grp);
-              const bool ok = wq != invalid && col_ok;
-              neg[u] = (wq & 1u) << 31;
-              const float* p = seg_ptr + std::int64_t(wq >> 1) * a_s0;
-              if constexpr (VEC == 4) {
-                float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-                if (ok) x = __ldg(reinterpret_cast<const float4*>(p));
-                vals[u][0] = x.x; vals[u][1] = x.y; vals[u][2] = x.z; vals[u][3] = x.w;
-              } else {
-                vals[u][0] = ok ? __ldg(p) : 0.f;
-              }
-            }
-#pragma unroll
-            for (int u = 0; u < CH; ++u)
-#pragma unroll
-              for (int v = 0; v < VEC; ++v)
-                acc[v] += __int_as_float(__float_as_int(vals[u][v]) ^ int(neg[u]));
-          }
-        }
-      }
-    }
-    // Sum the groups (fixed butterfly order), then group 0 updates Y.
-#pragma unroll
-    for (int off = GS; off < 32; off <<= 1)
-#pragma unroll
-      for (int v = 0; v < VEC; ++v) acc[v] += __shfl_xor_sync(full, acc[v], off);
-    if (grp == 0) {
-#pragma unroll
-      for (int v = 0; v < VEC; ++v) {
-        if (c + v < b) {
-          float y = win.first ? acc[v] : float(Y(i, c + v)) + acc[v];
-          if (win.last) y *= scale;
-          Y(i, c + v) = y;
-        }
-      }
-    }
-  }
-}
-
-template <int VEC, class YView>
-void cuda_sparse_project_launch(int gs, unsigned blocks, cudaStream_t stream, const SparseOp& S,
-                                const float* a, std::int64_t s0, std::int64_t s1, const YView& Y,
-                                const CudaSparseWindow& win) {
-  switch (gs) {
-    case 1: cuda_sparse_project_kernel<VEC, 1><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
-    case 2: cuda_sparse_project_kernel<VEC, 2><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
-    case 4: cuda_sparse_project_kernel<VEC, 4><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
-    case 8: cuda_sparse_project_kernel<VEC, 8><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
-    case 16: cuda_sparse_project_kernel<VEC, 16><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
-    default: cuda_sparse_project_kernel<VEC, 32><<<blocks, 256, 0, stream>>>(S, a, s0, s1, Y, win); break;
-  }
-}
 
 /// Launch configuration and windowing of the CUDA sparse projection (exposed for tuning).
 struct CudaSparseConfig {
@@ -165,13 +33,17 @@ template <class AView, class YView>
 struct SparseProjectApply<Kokkos::Cuda, AView, YView> {
   static constexpr const char* path = "cuda";
 
+  template <class L>
+  static constexpr bool strided_layout =
+      std::is_same<L, Kokkos::LayoutRight>::value || std::is_same<L, Kokkos::LayoutLeft>::value ||
+      std::is_same<L, Kokkos::LayoutStride>::value;
+
   static void apply(const Kokkos::Cuda& space, const SparseOp& S, const AView& A, const YView& Y,
                     const CudaSparseConfig& cfg = {}) {
     using a_value = typename AView::non_const_value_type;
     using y_value = typename YView::non_const_value_type;
-    constexpr bool strided = std::is_same<typename AView::array_layout, Kokkos::LayoutRight>::value ||
-                             std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value ||
-                             std::is_same<typename AView::array_layout, Kokkos::LayoutStride>::value;
+    constexpr bool strided = strided_layout<typename AView::array_layout> &&
+                             strided_layout<typename YView::array_layout>;
     if constexpr (!std::is_same<a_value, float>::value || !std::is_same<y_value, float>::value ||
                   !strided) {
       SparseProjectGeneric<Kokkos::Cuda, AView, YView>::apply(space, S, A, Y);
@@ -190,22 +62,37 @@ struct SparseProjectApply<Kokkos::Cuda, AView, YView> {
         const std::int64_t bytes_per_segment = L * b * std::int64_t(sizeof(float));
         w = std::max<std::int64_t>(1, (std::int64_t(24) << 20) / bytes_per_segment);
       }
+      CudaSparse::Problem prob;
+      prob.S.rows = S.rows();
+      prob.S.cols = S.cols();
+      prob.S.row0 = S.row_offset();
+      prob.S.col0 = S.col_offset();
+      prob.S.segment_length = L;
+      prob.S.scale = S.scale();
+      prob.S.key[0] = S.key().k[0];
+      prob.S.key[1] = S.key().k[1];
+      for (int x = 0; x < 4; ++x) prob.S.counter[x] = S.state().counter.v[x];
+      const GeometricTable& table = S.skip_table();
+      static_assert(GeometricTable::max_bits == CudaSparse::SkipTable::max_bits,
+                    "CudaSparse::SkipTable mirrors Impl::GeometricTable");
+      for (int x = 0; x < GeometricTable::max_bits; ++x) prob.S.table.t[x] = table.t[x];
+      prob.S.table.nbits = table.nbits;
+      prob.S.table.nsearch = table.nsearch;
+      prob.A = A.data();
+      prob.a_s0 = s0;
+      prob.a_s1 = s1;
+      prob.b = b;
+      prob.Y = Y.data();
+      prob.y_s0 = std::int64_t(Y.stride(0));
+      prob.y_s1 = std::int64_t(Y.stride(1));
       const std::int64_t blocks = (S.rows() + 7) / 8;  // 8 warps of 256 threads, a row each
       const int per_lane = vec4 ? 4 : 1;
       int gs = 1;
       while (gs < 32 && std::int64_t(gs) * per_lane < b) gs <<= 1;
       for (std::int64_t w0 = seg_begin; w0 < seg_end; w0 += w) {
-        const CudaSparseWindow win{w0, std::min(seg_end, w0 + w), w0 == seg_begin,
-                                   w0 + w >= seg_end};
-        if (vec4)
-          cuda_sparse_project_launch<4>(gs, unsigned(blocks), space.cuda_stream(), S, A.data(),
-                                        s0, s1, Y, win);
-        else
-          cuda_sparse_project_launch<1>(gs, unsigned(blocks), space.cuda_stream(), S, A.data(),
-                                        s0, s1, Y, win);
-        const cudaError_t err = cudaGetLastError();
-        KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "sparse_project", "CUDA launch failed: ",
-                              cudaGetErrorString(err));
+        const CudaSparse::Window win{w0, std::min(seg_end, w0 + w), w0 == seg_begin,
+                                     w0 + w >= seg_end};
+        CudaSparse::launch(prob, vec4 ? 4 : 1, gs, unsigned(blocks), win, space.cuda_stream());
       }
     }
   }

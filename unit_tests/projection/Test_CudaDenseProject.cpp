@@ -4,15 +4,19 @@
 // n8 tile and the 32-column launch, row counts off the 512-row block, column counts off the
 // 512-column tile, submatrices whose column offset is not a multiple of the 128-column Philox
 // block, magnitudes outside FP16's range, NaN/Inf reporting, run-to-run determinism and the
-// fallback to the generic kernel.
+// fallback to the generic kernel. Which path ran is read from the profiling regions that
+// DenseProjectApply opens (`KokkosSketch::dense_project[cuda-tc]` or `[generic]`), through a
+// Kokkos Tools push-region callback.
 #include <KokkosSketch.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 
 namespace {
 
@@ -20,6 +24,46 @@ using namespace KokkosSketch;
 
 template <class Layout>
 using CudaMatrix = Kokkos::View<float**, Layout, Kokkos::CudaSpace>;
+
+/// Counts, while it lives, the Tensor Core and generic sub-path regions of the CUDA dense
+/// projection, through a Kokkos Tools push-region callback (the previous callback is chained
+/// to and restored).
+class PathWatch {
+ public:
+  PathWatch() {
+    previous() = Kokkos::Tools::Experimental::get_callbacks().push_region;
+    tc() = generic() = 0;
+    Kokkos::Tools::Experimental::set_push_region_callback(&on_push);
+  }
+  ~PathWatch() {
+    Kokkos::Tools::Experimental::set_push_region_callback(previous());
+    previous() = nullptr;
+  }
+  PathWatch(const PathWatch&) = delete;
+  PathWatch& operator=(const PathWatch&) = delete;
+  /// Calls that took the Tensor Core path so far.
+  static int& tc() {
+    static int n = 0;
+    return n;
+  }
+  /// Calls that took the generic kernel so far.
+  static int& generic() {
+    static int n = 0;
+    return n;
+  }
+
+ private:
+  using push_fn = decltype(Kokkos::Tools::Experimental::get_callbacks().push_region);
+  static push_fn& previous() {
+    static push_fn f = nullptr;
+    return f;
+  }
+  static void on_push(const char* name) {
+    if (std::strcmp(name, "KokkosSketch::dense_project[cuda-tc]") == 0) ++tc();
+    if (std::strcmp(name, "KokkosSketch::dense_project[generic]") == 0) ++generic();
+    if (previous() != nullptr) previous()(name);  // a loaded tool still sees every region
+  }
+};
 
 /// D x b, entries mag * U[-1, 1] from a fixed seed.
 template <class Layout>
@@ -76,8 +120,13 @@ void check_against_reference(const DenseOp& S, std::int64_t b, unsigned seed, fl
   using apply_t = Impl::DenseProjectApply<Kokkos::Cuda, CudaMatrix<LayoutA>, CudaMatrix<LayoutY>>;
   const Kokkos::Cuda space;
   EXPECT_EQ(apply_t::uses_tensor_cores(space, S), tc);
-  dense_project(space, S, A, Y);
-  dense_project(space, S, A, Y2);
+  {
+    const PathWatch watch;
+    dense_project(space, S, A, Y);
+    dense_project(space, S, A, Y2);
+    EXPECT_EQ(PathWatch::tc(), tc ? 2 : 0);
+    EXPECT_EQ(PathWatch::generic(), tc ? 0 : 2);
+  }
   const auto M = TestUtil::to_host(materialize(Kokkos::DefaultHostExecutionSpace(), S));
   const auto ref = reference_product(M, k, D, TestUtil::to_host(A), b);
   const auto got = TestUtil::to_host(Y);
@@ -170,13 +219,16 @@ TEST(CudaDenseProject, ForcedSplitsGiveTheSameAccuracy) {
   auto A = random_matrix<LR>(6000, 32, 22);
   const auto ref = reference_product(TestUtil::to_host(materialize(Kokkos::DefaultHostExecutionSpace(), S)),
                                      700, 6000, TestUtil::to_host(A), 32);
+  const PathWatch watch;
   for (int ks : {1, 2, 5, 11}) {
     view_t Y("Y", 700, 32);
     Impl::CudaDenseConfig cfg;
     cfg.ksplit = ks;
     Impl::DenseProjectApply<Kokkos::Cuda, view_t, view_t>::apply(Kokkos::Cuda(), S, A, Y, cfg);
+    EXPECT_EQ(PathWatch::generic(), 0) << ks;
     EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, 32)) << ks;
   }
+  EXPECT_EQ(PathWatch::tc(), 4);
 }
 
 TEST(CudaDenseProject, KernelVariantsAgreeBitwise) {
@@ -185,6 +237,7 @@ TEST(CudaDenseProject, KernelVariantsAgreeBitwise) {
   using LR = Kokkos::LayoutRight;
   using view_t = CudaMatrix<LR>;
   const DenseOp S(DenseDist{1000, 5000}, RNGState(23));
+  const PathWatch watch;
   for (std::int64_t b : {3, 32}) {
     auto A = random_matrix<LR>(5000, b, 24);
     std::vector<double> first;
@@ -201,6 +254,8 @@ TEST(CudaDenseProject, KernelVariantsAgreeBitwise) {
         EXPECT_EQ(got, first) << "variant " << v << ", b = " << b;
     }
   }
+  EXPECT_EQ(PathWatch::tc(), 8) << "every variant must run on the Tensor Cores";
+  EXPECT_EQ(PathWatch::generic(), 0);
 }
 
 TEST(CudaDenseProject, OtherLawsAndTypesUseTheGenericKernel) {
@@ -219,7 +274,12 @@ TEST(CudaDenseProject, OtherLawsAndTypesUseTheGenericKernel) {
   Impl::CudaDenseConfig cfg;
   cfg.allow_tensor_cores = false;
   EXPECT_FALSE((Impl::DenseProjectApply<Kokkos::Cuda, view_t, view_t>::uses_tensor_cores(Kokkos::Cuda(), S, cfg)));
-  Impl::DenseProjectApply<Kokkos::Cuda, view_t, view_t>::apply(Kokkos::Cuda(), S, A, Y, cfg);
+  {
+    const PathWatch watch;
+    Impl::DenseProjectApply<Kokkos::Cuda, view_t, view_t>::apply(Kokkos::Cuda(), S, A, Y, cfg);
+    EXPECT_EQ(PathWatch::tc(), 0);
+    EXPECT_EQ(PathWatch::generic(), 1);
+  }
   const auto ref = reference_product(TestUtil::to_host(materialize(Kokkos::DefaultHostExecutionSpace(), S)),
                                      50, 1000, TestUtil::to_host(A), 6);
   EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, 6));

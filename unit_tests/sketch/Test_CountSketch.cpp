@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <type_traits>
@@ -331,18 +332,48 @@ TYPED_TEST(CountSketchTest, DeterministicIsBitwiseReproducible) {
 // The CUDA atomic mode's slab path (backends/cuda/KokkosSketch_Cuda_CountSketch.hpp): float,
 // contiguous 16-byte-aligned rows, d % 64 == 0, p in {2048, 4096, 8192, 16384}, n >= 128 p,
 // a device with 224 KiB of opt-in shared memory per block. Its shapes run on every space
-// (every backend must match the reference); on CUDA, SlabPath lowers the row threshold so
-// that test-sized inputs take the path, and the tests check that they did where the device
-// can run it, and that shapes outside the constraints fall back.
-struct SlabPath {
+// (every backend must match the reference); on CUDA, SlabPath passes the internal apply a
+// row threshold of 0 (CudaCountSketchConfig) so that test-sized inputs take the path, and
+// the tests check that they did where the device can run it, and that shapes outside the
+// constraints fall back. Which path ran is seen through a Kokkos Tools push-region callback:
+// the slab path opens the region `KokkosSketch::count_sketch[cuda-slab]`.
+class SlabPath {
+ public:
+  /// Watches for the slab region while it lives; `lowered`: row threshold 0 on CUDA (else
+  /// the library's default, through the public count_sketch).
+  explicit SlabPath(bool lowered = true) : m_lowered(lowered) {
+    previous() = Kokkos::Tools::Experimental::get_callbacks().push_region;
+    Kokkos::Tools::Experimental::set_push_region_callback(&on_push);
+  }
+  ~SlabPath() {
+    Kokkos::Tools::Experimental::set_push_region_callback(previous());
+    previous() = nullptr;
+  }
+  SlabPath(const SlabPath&) = delete;
+  SlabPath& operator=(const SlabPath&) = delete;
+
+  /// count_sketch (atomic mode) on Space; returns whether the CUDA slab path ran.
+  template <class Space, class AView, class YView>
+  bool sketch(const CountSketchOp& S, const AView& A, const YView& Y) const {
+    const std::int64_t before = count();
 #if defined(KOKKOS_ENABLE_CUDA)
-  std::int64_t saved;
-  SlabPath() : saved(Impl::CudaCountSketch::slab_min_rows().exchange(0)) {}
-  ~SlabPath() { Impl::CudaCountSketch::slab_min_rows().store(saved); }
-  static std::int64_t calls() { return Impl::CudaCountSketch::slab_calls().load(); }
+    if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+      if (m_lowered) {
+        Impl::CudaCountSketchConfig cfg;
+        cfg.slab_min_rows = 0;
+        Impl::CountSketchApply<Kokkos::Cuda, AView, YView>::apply(Space(), S, A, Y, cfg);
+        return count() > before;
+      }
+    }
+#endif
+    count_sketch(Space(), S, A, Y);
+    return count() > before;
+  }
+
   /// Whether Space is CUDA on a device the slab kernels run on.
   template <class Space>
   static bool expected() {
+#if defined(KOKKOS_ENABLE_CUDA)
     if (!std::is_same<Space, Kokkos::Cuda>::value) return false;
     const int dev = Kokkos::Cuda().cuda_device();
     int major = 0, smem = 0;
@@ -350,24 +381,28 @@ struct SlabPath {
         cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
       return false;
     return major >= 8 && smem >= 224 * 1024;
-  }
 #else
-  SlabPath() {}
-  static std::int64_t calls() { return 0; }
-  template <class Space>
-  static bool expected() {
     return false;
-  }
 #endif
-};
+  }
 
-/// count_sketch (atomic mode) on Space; returns whether the CUDA slab path ran.
-template <class Space, class AView, class YView>
-bool sketch_counted(const CountSketchOp& S, const AView& A, const YView& Y) {
-  const std::int64_t before = SlabPath::calls();
-  count_sketch(Space(), S, A, Y);
-  return SlabPath::calls() > before;
-}
+ private:
+  using push_fn = decltype(Kokkos::Tools::Experimental::get_callbacks().push_region);
+  static constexpr const char* region = "KokkosSketch::count_sketch[cuda-slab]";
+  static std::int64_t& count() {
+    static std::int64_t n = 0;
+    return n;
+  }
+  static push_fn& previous() {
+    static push_fn f = nullptr;
+    return f;
+  }
+  static void on_push(const char* name) {
+    if (std::strcmp(name, region) == 0) ++count();
+    if (previous() != nullptr) previous()(name);  // a loaded tool still sees every region
+  }
+  bool m_lowered;
+};
 
 TYPED_TEST(CountSketchTest, SlabShapesMatchReference) {
   using Space = TypeParam;
@@ -387,14 +422,14 @@ TYPED_TEST(CountSketchTest, SlabShapesMatchReference) {
     const auto A = random_matrix<Kokkos::LayoutRight, Space>(c.n, c.d, unsigned(c.seed));
     view_t Y("Y", c.p, c.d);
     Kokkos::deep_copy(Y, std::numeric_limits<float>::quiet_NaN());  // must be overwritten
-    EXPECT_EQ(sketch_counted<Space>(S, A, Y), slab) << "n " << c.n << " p " << c.p;
+    EXPECT_EQ(knob.sketch<Space>(S, A, Y), slab) << "n " << c.n << " p " << c.p;
     const auto y = TestUtil::to_host(Y);
     const auto ref = reference<float>(S, TestUtil::to_host(A), c.d, 16);
     EXPECT_TRUE(TestUtil::within_bounds(y, ref.Y, ref.bound, c.d))
         << "n " << c.n << " d " << c.d << " p " << c.p;
     if (slab || std::is_same<Space, Kokkos::Serial>::value) {
       Kokkos::deep_copy(Y, 1.0f);
-      count_sketch(Space(), S, A, Y);
+      EXPECT_EQ(knob.sketch<Space>(S, A, Y), slab);
       EXPECT_EQ(TestUtil::to_host(Y), y) << "not bitwise reproducible, n " << c.n << " p " << c.p;
     }
   }
@@ -415,7 +450,7 @@ TYPED_TEST(CountSketchTest, SlabColumnBlockAndStridedViews) {
   view_t Ybig("Ybig", p, 68);
   Kokkos::deep_copy(Ybig, std::numeric_limits<float>::quiet_NaN());
   const auto Y = Kokkos::subview(Ybig, Kokkos::ALL, Kokkos::make_pair(0, 64));
-  EXPECT_EQ(sketch_counted<Space>(S, A, Y), SlabPath::expected<Space>());
+  EXPECT_EQ(knob.sketch<Space>(S, A, Y), SlabPath::expected<Space>());
   const auto ab = TestUtil::to_host(Abig), yb = TestUtil::to_host(Ybig);
   std::vector<double> a(n * d), y(p * d);
   for (std::int64_t i = 0; i < n; ++i)
@@ -434,35 +469,36 @@ TYPED_TEST(CountSketchTest, SlabColumnBlockAndStridedViews) {
 TYPED_TEST(CountSketchTest, SlabFallbackShapes) {
   using Space = TypeParam;
   using right_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
-  auto check = [](const CountSketchOp& S, const auto& A, const std::vector<double>& a,
-                  std::int64_t d, const char* what) {
+  auto check = [](const SlabPath& knob, const CountSketchOp& S, const auto& A,
+                  const std::vector<double>& a, std::int64_t d, const char* what) {
     right_t Y("Y", S.rows(), d);
     Kokkos::deep_copy(Y, std::numeric_limits<float>::quiet_NaN());
-    EXPECT_FALSE(sketch_counted<Space>(S, A, Y)) << what;
+    EXPECT_FALSE(knob.sketch<Space>(S, A, Y)) << what;
     const auto ref = reference<float>(S, a, d);
     EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y), ref.Y, ref.bound, d)) << what;
   };
   const std::int64_t n = 30000;
   {
+    const SlabPath default_threshold(false);
     const CountSketchOp S(CountSketchDist{4096, n}, RNGState(31));
     const auto A = random_matrix<Kokkos::LayoutRight, Space>(n, 64, 31);
-    check(S, A, TestUtil::to_host(A), 64, "default threshold (n < 128 p)");
+    check(default_threshold, S, A, TestUtil::to_host(A), 64, "default threshold (n < 128 p)");
   }
   const SlabPath knob;
   {
     const CountSketchOp S(CountSketchDist{4096, n}, RNGState(32));
     const auto A = random_matrix<Kokkos::LayoutRight, Space>(n, 96, 32);
-    check(S, A, TestUtil::to_host(A), 96, "d = 96");
+    check(knob, S, A, TestUtil::to_host(A), 96, "d = 96");
   }
   for (std::int64_t p : {1024, 3000, 32768}) {
     const CountSketchOp S(CountSketchDist{p, n}, RNGState(33));
     const auto A = random_matrix<Kokkos::LayoutRight, Space>(n, 64, 33);
-    check(S, A, TestUtil::to_host(A), 64, "p not in {2048, ..., 16384}");
+    check(knob, S, A, TestUtil::to_host(A), 64, "p not in {2048, ..., 16384}");
   }
   {
     const CountSketchOp S(CountSketchDist{4096, n}, RNGState(34));
     const auto A = random_matrix<Kokkos::LayoutLeft, Space>(n, 64, 34);
-    check(S, A, TestUtil::to_host(A), 64, "LayoutLeft A");
+    check(knob, S, A, TestUtil::to_host(A), 64, "LayoutLeft A");
   }
   {
     const CountSketchOp S(CountSketchDist{2048, n}, RNGState(35));
@@ -472,7 +508,7 @@ TYPED_TEST(CountSketchTest, SlabFallbackShapes) {
     std::vector<double> a(n * 64);
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t c = 0; c < 64; ++c) a[i * 64 + c] = ab[i * 68 + 2 + c];
-    check(S, A, a, 64, "rows at 8-byte offsets");
+    check(knob, S, A, a, 64, "rows at 8-byte offsets");
   }
 }
 
