@@ -3,6 +3,11 @@
 /// \brief Dispatch of SHGEMM (and of its in-place middle-mode unfolding product): the generic
 /// Kokkos kernel by default, specialized per backend by partial specialization on the
 /// execution space (backends/cuda/KokkosSketch_Cuda_Shgemm.hpp).
+///
+/// The house contract: every `apply` returns nothing, always computes and overwrites C on
+/// every backend; whether a backend has a special path for a case is a separate query
+/// (`ShgemmUnfolded::available`; ShgemmApply handles every case on every backend, the CUDA
+/// specialization falling back to the generic kernel on devices without Tensor Cores).
 #ifndef KOKKOSSKETCH_SHGEMM_SPEC_HPP
 #define KOKKOSSKETCH_SHGEMM_SPEC_HPP
 
