@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_RPHOSVD.hpp
-/// \brief Random-projection HOSVD (RP-HOSVD) of FP32 tensors of order 3 and 4: the seed
-/// paper's Algorithm 2 (Ootomo & Yokota; Ahmadi-Asl et al. 2021), with the projections by
-/// SGEMM or by mixed-precision SHGEMM against an FP16 Gaussian operator.
+/// \brief Random-projection HOSVD (RP-HOSVD) of FP32 tensors of order 3 and 4 (Ahmadi-Asl et
+/// al. 2021; Ootomo & Yokota 2023, Algorithm 2), with the projections by SGEMM or by
+/// mixed-precision SHGEMM against an FP16 Gaussian operator.
 #ifndef KOKKOSSKETCH_RPHOSVD_HPP
 #define KOKKOSSKETCH_RPHOSVD_HPP
 
@@ -10,10 +10,12 @@
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
+#include <KokkosSketch_LowrankOptions.hpp>
+#include <KokkosSketch_Orthonormalize.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_RNG.hpp>
-#include <KokkosSketch_RandomizedSVD.hpp>
 #include <KokkosSketch_Shgemm.hpp>
+#include <KokkosSketch_StepTimer.hpp>
 #include <KokkosSketch_Traits.hpp>
 #include <impl/KokkosSketch_RPHOSVD_impl.hpp>
 
@@ -21,10 +23,8 @@
 
 #include <array>
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -58,7 +58,7 @@ struct RPHOSVDOptions {
   /// the W of a tensor whose multilinear rank is below J are numerically rank-deficient, which
   /// CholeskyQR2 may not survive), falling back to Householder for a W whose factorization
   /// fails (RPHOSVDStats::cholesky_fallbacks). `householder`: LAPACK / cuSOLVER geqrf + orgqr
-  /// (the seed's choice, and the baseline's).
+  /// (the choice of Ootomo & Yokota 2023, and the baseline's).
   QRMethod qr = QRMethod::shifted_cholesky_qr3;
   /// With an SHGEMM projection (shgemm_fp16, shgemm_tf32; materialized or fused), run the
   /// first and largest step of the core contraction, A x_k Q_k^T on the whole tensor, on
@@ -72,14 +72,14 @@ struct RPHOSVDOptions {
   /// Smallest rank J_k of the first core step that runs it on SHGEMM (with shgemm_core). The
   /// split product writes 2 J_k columns and combines them in a second pass, about twice the
   /// memory traffic of the FP32 step, so it pays only where the FP32 GEMM is bound by
-  /// arithmetic (2 J_k flops per 4-byte entry of A): on an H200 the FP32 step was faster at
-  /// J_k = 32 (128^4: 1.05 vs 1.65 ms) and slower at J_k = 128 (512^3: 1.11 vs 1.00 ms;
-  /// 1024 x 1024 x 512: 3.64 vs 2.64 ms; docs/performance.md, notes of run H200-8); the
-  /// crossover estimated from FP32 throughput and bandwidth is near 54.
+  /// arithmetic (2 J_k flops per 4-byte entry of A). Measured on a GPU, the FP32 step was
+  /// faster at J_k = 32 and the split one at J_k = 128 (timings in docs/performance.md,
+  /// RP-HOSVD); the crossover estimated from FP32 throughput and bandwidth is near 54.
   std::int64_t shgemm_core_min_rank = 64;
 
-  /// \brief The seed paper's FP32 pipeline: projections by SGEMM, Householder QR, FP32 core
-  /// contraction (the baseline of the performance report).
+  /// \brief The FP32 reference configuration, the pipeline of Ootomo & Yokota 2023:
+  /// projections by SGEMM, Householder QR, FP32 core contraction (the baseline of the
+  /// performance report). The same name as RandomizedSVDOptions::baseline().
   /// \return the options
   static RPHOSVDOptions baseline() {
     RPHOSVDOptions o;
@@ -112,7 +112,7 @@ struct RPHOSVDStats {
 /// \f$Q_i \in \mathbb{R}^{I_i \times J_i}\f$ with orthonormal columns (Kolda & Bader notation:
 /// \f$(T \times_i M)_{\ldots a \ldots} = \sum_j M_{aj} T_{\ldots j \ldots}\f$).
 ///
-/// compute() runs the seed paper's Algorithm 2: for i = 1..N,
+/// compute() runs Algorithm 2 of Ootomo & Yokota 2023: for i = 1..N,
 /// \f$W = A_{(i)} \Omega_{(i)}\f$ (\f$A_{(i)}\f$ the I_i x prod_{k != i} I_k mode-i unfolding,
 /// \f$\Omega_{(i)}\f$ a prod_{k != i} I_k x J_i FP16 Gaussian operator, HalfGaussianOp),
 /// \f$Q_i = \mathrm{qr}(W)\f$ (RPHOSVDOptions::qr: shifted CholeskyQR3 in FP64 by default,
@@ -156,7 +156,6 @@ class RPHOSVD {
   using mat_t = Impl::UMatrix<ExecSpace, float>;
   using buf_t = Kokkos::View<float*, memory_space>;
   using half_buf_t = Kokkos::View<fp16*, memory_space>;
-  using dbuf_t = Kokkos::View<double*, memory_space>;
   using dmat_t = Impl::UMatrix<ExecSpace, double>;
   using half_mat_t = Kokkos::View<fp16**, Kokkos::LayoutLeft,
                                   Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>,
@@ -176,7 +175,10 @@ class RPHOSVD {
   ///   extent product exceeds the 32-bit integers of BLAS/LAPACK
   RPHOSVD(const ExecSpace& space, const std::vector<std::int64_t>& extents,
           const std::vector<std::int64_t>& ranks, const RPHOSVDOptions& options = {})
-      : m_space(space), m_options(options), m_la(space) {
+      : m_space(space),
+        m_options(options),
+        m_la(space),
+        m_ortho(m_la, options.qr, "KokkosSketch::RPHOSVD::") {
     const char* f = "RPHOSVD";
     m_dims = Impl::make_dims(f, extents, "extents");
     KOKKOSSKETCH_THROW_IF(ranks.size() != extents.size(), f, "ranks has ", ranks.size(),
@@ -243,7 +245,7 @@ class RPHOSVD {
   /// \return the total size of the workspaces
   std::int64_t workspace_bytes() const { return m_workspace_bytes; }
 
-  /// \brief The RP-HOSVD of A: factors Q_i and core g (the seed's Algorithm 2).
+  /// \brief The RP-HOSVD of A: factors Q_i and core g (Ootomo & Yokota 2023, Algorithm 2).
   ///
   /// \tparam AView View<const float***> or View<const float****> (const or not), contiguous
   ///   column-major (LayoutLeft, or LayoutStride with column-major strides)
@@ -262,58 +264,27 @@ class RPHOSVD {
     Impl::ScopedRegion region(std::string("RPHOSVD::compute[") + projection_name(m_proj) + "]");
     const char* f = "RPHOSVD::compute";
     check_tensor_args(f, A, g);
-    std::array<std::int64_t, 4> qr{{0, 0, 0, 0}}, qc{{0, 0, 0, 0}};
-    {
-      int k = 0;
-      ((qr[k] = std::int64_t(Q.extent(0)), qc[k] = std::int64_t(Q.extent(1)), ++k), ...);
-    }
-    for (int k = 0; k < order(); ++k)
-      KOKKOSSKETCH_THROW_IF(qr[k] != m_dims.n[k] || qc[k] != m_ranks.n[k], f, "Q_", k + 1,
-                            " is ", qr[k], " x ", qc[k], " but needs to be ", m_dims.n[k],
-                            " x ", m_ranks.n[k]);
+    check_factor_args(f, Q...);
     const float* a = A.data();
-    m_stats = RPHOSVDStats{};
-    m_stats.projection = m_proj;
-    StepTimer timer(m_space, m_options.time_steps);
-    const bool householder = m_options.qr == QRMethod::householder;
+    begin_stats();
+    Impl::StepTimer<ExecSpace> timer(m_space, m_options.time_steps,
+                                     "KokkosSketch::RPHOSVD::time_steps");
     for (int k = 0; k < order(); ++k) {
-      project(k, a);
+      project(k, a);  // W_k = A_(k) Omega_(k)
       m_stats.seconds_projection += timer.lap();
-      mat_t W = factor(k);
-      if (m_options.check_finite) {
-        const std::int64_t bad = Impl::count_nonfinite(m_space, W, "KokkosSketch::check_finite");
-        KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of W = A_(", k + 1, ") Omega_(", k + 1,
-                              ") are NaN or Inf: A holds NaN/Inf, or the projection overflowed");
-      }
-      if (householder) {
-        m_la.geqrf(W, m_tau);
-        m_la.orgqr(W, m_tau);
-      } else {
-        Impl::convert_entries(m_space, W, chol_x(k));
-      }
+      if (m_options.check_finite) check_projection(f, k);
+      start_qr(k);  // Householder now, or the FP64 copy for the batched CholeskyQR
       m_stats.seconds_qr += timer.lap();
     }
-    if (!householder) {
-      cholesky_qr_enqueue();
-      finish_cholesky();
+    if (m_ortho.cholesky()) {
+      finish_cholesky_qr();  // Q_k = qr(W_k), all modes at once
       m_stats.seconds_qr += timer.lap();
     }
     m_omega_ready = m_options.reuse_omega;
-    std::array<mat_t, 4> M;
-    for (int k = 0; k < order(); ++k) M[k] = factor(k);
-    const bool first_on_shgemm = core_on_shgemm();
-    if (first_on_shgemm) core_first_step_shgemm(a);
-    m_stats.shgemm_core = first_on_shgemm;
-    Impl::mode_chain(m_la, first_on_shgemm ? const_cast<const float*>(m_buf0.data()) : a, m_dims,
-                     M, true, m_ranks, m_order, m_buf0.data(), m_buf1.data(), m_core.data(),
-                     Impl::ModeProductScratch<float>{m_perm.data(), m_tmp.data()},
-                     first_on_shgemm ? 1 : 0);
-    Impl::store_tensor(m_space, m_core.data(), g);
-    {
-      int k = 0;
-      ((Impl::store_matrix(m_space, factor(k).data(), Q), ++k), ...);
-    }
+    contract_core(a);  // g = A x_1 Q_1^T ... x_N Q_N^T
+    store_outputs(g, Q...);
     m_stats.seconds_core += timer.lap();
+    m_stats.cholesky_fallbacks = m_ortho.cholesky_fallbacks();
   }
 
   /// \brief What the last compute() did: the projection method that ran, and with
@@ -325,28 +296,71 @@ class RPHOSVD {
   ProjectionGemm projection() const { return m_proj; }
 
  private:
-  /// Wall-clock laps between fences of the instance, when enabled.
-  class StepTimer {
-   public:
-    StepTimer(const ExecSpace& space, bool on) : m_s(space), m_on(on) {
-      if (m_on) start();
-    }
-    double lap() {
-      if (!m_on) return 0;
-      const auto t0 = m_t;
-      start();
-      return std::chrono::duration<double>(m_t - t0).count();
-    }
+  // The steps of compute(), in order (project() and the core steps below).
 
-   private:
-    void start() {
-      Impl::fence(m_s, "KokkosSketch::RPHOSVD::time_steps");
-      m_t = std::chrono::steady_clock::now();
+  void begin_stats() {
+    m_stats = RPHOSVDStats{};
+    m_stats.projection = m_proj;
+    m_ortho.reset_counts();
+  }
+
+  /// (check_finite) Throws if W_k has a NaN/Inf entry (waits for the instance).
+  void check_projection(const char* f, int k) {
+    const std::int64_t bad =
+        Impl::count_nonfinite(m_space, factor(k), "KokkosSketch::check_finite");
+    KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of W = A_(", k + 1, ") Omega_(", k + 1,
+                          ") are NaN or Inf: A holds NaN/Inf, or the projection overflowed");
+  }
+
+  /// Householder: Q_k = qr(W_k) now. Cholesky-based: the FP64 copy X_k = double(W_k) that
+  /// finish_cholesky_qr() orthonormalizes with the other modes.
+  void start_qr(int k) {
+    if (m_ortho.cholesky()) {
+      Impl::convert_entries(m_space, factor(k), chol_x(k));
+    } else {
+      m_ortho.orthonormalize(factor(k));
     }
-    ExecSpace m_s;
-    bool m_on;
-    std::chrono::steady_clock::time_point m_t;
-  };
+  }
+
+  /// CholeskyQR2 or shifted CholeskyQR3 in place on the FP64 copies X_k, the modes of equal
+  /// extents (I_k, J_k) as one batch per step (a batch costs about as much as one matrix:
+  /// see the note on batching in docs/lowrank/rp_hosvd.md); then one wait for every
+  /// factorization's info, and W_k <- float(X_k) where every factorization of mode k
+  /// succeeded, Householder on W_k (the projection, untouched) where one failed.
+  void finish_cholesky_qr() {
+    for (const std::vector<int>& group : m_chol_groups) {
+      const int k0 = group.front();
+      const std::int64_t I = m_dims.n[k0], J = m_ranks.n[k0];
+      // The group's copies X_k are consecutive (allocate()).
+      m_ortho.enqueue_batched(
+          Impl::MatrixBatch<double>{chol_x(k0).data(), I, J, I, I * J, int(group.size())},
+          group);
+    }
+    const std::vector<bool> ok = m_ortho.batched_results(order());
+    for (int k = 0; k < order(); ++k) m_ortho.finish(chol_x(k), factor(k), ok[std::size_t(k)]);
+  }
+
+  /// The core g = A x_1 Q_1^T ... x_N Q_N^T into m_core, by one GEMM per mode in
+  /// contraction_order(), the first on SHGEMM with the split factor where core_on_shgemm().
+  void contract_core(const float* a) {
+    std::array<mat_t, 4> M;
+    for (int k = 0; k < order(); ++k) M[k] = factor(k);
+    const bool first_on_shgemm = core_on_shgemm();
+    if (first_on_shgemm) core_first_step_shgemm(a);
+    m_stats.shgemm_core = first_on_shgemm;
+    Impl::mode_chain(m_la, first_on_shgemm ? const_cast<const float*>(m_buf0.data()) : a, m_dims,
+                     M, true, m_ranks, m_order, m_buf0.data(), m_buf1.data(), m_core.data(),
+                     Impl::ModeProductScratch<float>{m_perm.data(), m_tmp.data()},
+                     first_on_shgemm ? 1 : 0);
+  }
+
+  /// g and the Q_k from the plan's buffers, in the caller's layouts.
+  template <class GView, class... QViews>
+  void store_outputs(const GView& g, const QViews&... Q) {
+    Impl::store_tensor(m_space, m_core.data(), g);
+    int k = 0;
+    ((Impl::store_matrix(m_space, factor(k).data(), Q), ++k), ...);
+  }
 
   static ProjectionGemm resolve(ProjectionGemm p) {
     if (p != ProjectionGemm::automatic) return p;
@@ -355,61 +369,7 @@ class RPHOSVD {
 
   /// One projection W_k = A_(k) Omega_(k) into the plan's W_k (asynchronous); `a` is A's
   /// data (contiguous column-major, the plan's extents).
-  void project(int k, const float* a) {
-    const std::int64_t P = m_dims.before(k), I = m_dims.n[k], S = m_dims.after(k);
-    const std::int64_t rows = P * S, J = m_ranks.n[k];
-    const HalfGaussianOp<fp16> omega(mode_state(k), rows, J);
-    const mat_t W = factor(k);
-    // The unfolding: A_(k) (trans "N") or its transpose (trans "T"), in place or permuted.
-    const bool sgemm = m_proj == ProjectionGemm::sgemm;
-    const bool generate = !m_omega_ready;
-    const mat_t Om(sgemm ? m_omega.data() + m_omega_offset[k] : nullptr, rows, J);
-    if (sgemm && generate) Impl::materialize_half(m_space, omega, Om);
-    const bool middle = P > 1 && S > 1;
-    if (sgemm && middle && Impl::use_slabs<ExecSpace>(P)) {
-      // Host BLAS: W = sum_s X_s^T Omega_s over the slabs X_s = A(.., :, s) (P x I,
-      // column-major) and Omega_s = rows [s P, (s + 1) P) of Omega; no permuting copy
-      // (measured cheaper on CPUs, see docs/lowrank/rp_hosvd.md).
-      for (std::int64_t s = 0; s < S; ++s)
-        m_la.gemm("T", "N", 1.0f, mat_t(const_cast<float*>(a) + s * P * I, P, I),
-                  Kokkos::subview(Om, Kokkos::make_pair(s * P, (s + 1) * P), Kokkos::ALL),
-                  s == 0 ? 0.0f : 1.0f, W);
-      return;
-    }
-    if (middle && !sgemm && m_proj != ProjectionGemm::shgemm_fused) {
-      // In place where the backend can (CUDA: segmented k-major reads of the slabs).
-      const half_mat_t Om(m_omega_h.data() + m_omega_offset[k], rows, J);
-      if (generate) Impl::materialize_half(m_space, omega, Om);
-      if (Impl::ShgemmUnfolded<ExecSpace>::apply(m_space, a, P, I, S, Om, W, shgemm_variant()))
-        return;
-      // Refused for A's alignment only (the plan sized m_perm for the in-place path).
-      if (m_perm.extent(0) < std::size_t(m_dims.size())) grow_permuted();
-    }
-    const float* src = a;
-    std::int64_t ur = I, uc = rows;
-    const char* trans = "N";
-    if (S == 1 && P > 1) {
-      ur = P;
-      uc = I;
-      trans = "T";
-    } else if (middle) {
-      Impl::permute_front(m_space, a, m_perm.data(), P, I, S);
-      src = m_perm.data();
-    }
-    const mat_t U(const_cast<float*>(src), ur, uc);
-    if (sgemm) {
-      m_la.gemm(trans, "N", 1.0f, U, Om, 0.0f, W);
-      return;
-    }
-    // SHGEMM takes op(U) as a View: U itself, or U^T as a LayoutStride View (rows of U^T
-    // contiguous), which the kernels read k-major.
-    if (trans[0] == 'T') {
-      const strided_t Ut(const_cast<float*>(src), Kokkos::LayoutStride(uc, ur, ur, 1));
-      project_shgemm(k, omega, Ut, W);
-    } else {
-      project_shgemm(k, omega, U, W);
-    }
-  }
+  void project(int k, const float* a);
 
   ShgemmVariant shgemm_variant() const {
     return m_proj == ProjectionGemm::shgemm_tf32 ? ShgemmVariant::tf32 : ShgemmVariant::fp16;
@@ -417,71 +377,10 @@ class RPHOSVD {
 
   template <class UView, class WView>
   void project_shgemm(int k, const HalfGaussianOp<fp16>& omega, const UView& U,
-                      const WView& W) {
-    ShgemmOptions so;
-    so.variant = shgemm_variant();
-    if (m_proj == ProjectionGemm::shgemm_fused) {
-      shgemm(m_space, U, omega, W, so);
-    } else {
-      const half_mat_t Om(m_omega_h.data() + m_omega_offset[k], omega.rows(), omega.cols());
-      if (!m_omega_ready) Impl::materialize_half(m_space, omega, Om);
-      shgemm(m_space, U, Om, W, so);
-    }
-  }
-
-  /// Passes of the Cholesky-based QR per matrix.
-  int cholesky_passes() const {
-    return m_options.qr == QRMethod::shifted_cholesky_qr3 ? 3 : 2;
-  }
-
-  /// CholeskyQR2 or shifted CholeskyQR3 in place on the FP64 copies X_k = double(W_k), the
-  /// modes of equal extents (I_k, J_k) as one batch per step (Gram matrices, shift,
-  /// factorizations, triangular solves: small Cholesky factorizations are latency bound, so a
-  /// batch costs about as much as one; the QR step of 512^3 went from 1.29 to 0.64 ms, runs
-  /// H200-7 and H200-8 of docs/performance.md); the factorizations' infos are left pending (no wait), m_info_modes records
-  /// the mode of each.
-  void cholesky_qr_enqueue() {
-    m_info_modes.clear();
-    const bool shifted = m_options.qr == QRMethod::shifted_cholesky_qr3;
-    for (const std::vector<int>& group : m_chol_groups) {
-      const int k0 = group.front(), count = int(group.size());
-      const std::int64_t I = m_dims.n[k0], J = m_ranks.n[k0];
-      // The group's copies X_k are consecutive (allocate()).
-      const Impl::MatrixBatch<double> X{chol_x(k0).data(), I, J, I, I * J, count};
-      const Impl::MatrixBatch<double> G{m_chol_g.data(), J, J, J, J * J, count};
-      for (int p = 0; p < cholesky_passes(); ++p) {
-        m_lad->gram_batched(Impl::const_batch(X), G);
-        if (shifted && p == 0)
-          Impl::shift_diagonals(m_space, G.data, J, count, Impl::shifted_cholqr_factor(I, J));
-        m_lad->potrf_batched_deferred(G);
-        m_lad->trsm_batched(Impl::Side::right, Impl::Trans::none, Impl::const_batch(G), X);
-        m_info_modes.insert(m_info_modes.end(), group.begin(), group.end());
-      }
-    }
-  }
-
-  /// Reads the pending Cholesky infos (one wait for all modes): W_k <- float(X_k) where every
-  /// factorization of mode k succeeded, Householder on W_k (the projection, untouched) where
-  /// one failed.
-  void finish_cholesky() {
-    const std::vector<int> infos = m_lad->deferred_infos();
-    std::array<bool, 4> ok{{true, true, true, true}};
-    for (std::size_t i = 0; i < m_info_modes.size(); ++i)
-      if (i >= infos.size() || infos[i] != 0) ok[std::size_t(m_info_modes[i])] = false;
-    for (int k = 0; k < order(); ++k) {
-      const mat_t W = factor(k);
-      if (ok[std::size_t(k)]) {
-        Impl::convert_entries(m_space, chol_x(k), W);
-      } else {
-        ++m_stats.cholesky_fallbacks;
-        m_la.geqrf(W, m_tau);
-        m_la.orgqr(W, m_tau);
-      }
-    }
-  }
+                      const WView& W);
 
   dmat_t chol_x(int k) const {
-    return dmat_t(m_chol_x.data() + m_chol_offset[k], m_dims.n[k], m_ranks.n[k]);
+    return dmat_t(m_ortho.fp64_x() + m_chol_offset[k], m_dims.n[k], m_ranks.n[k]);
   }
 
   /// Whether compute() runs the first core step on SHGEMM (RPHOSVDOptions::shgemm_core).
@@ -495,32 +394,7 @@ class RPHOSVD {
   /// The first core step Y = A x_k Q_k^T (k = contraction_order()[0], the first or last mode)
   /// into m_buf0 on SHGEMM with the split factor: C = op(A_(k)) [Q_hi | Q_lo] into m_perm,
   /// then Y = C_hi + 2^-11 C_lo.
-  void core_first_step_shgemm(const float* a) {
-    const int k = m_order[0];
-    const std::int64_t P = m_dims.before(k), I = m_dims.n[k], S = m_dims.after(k);
-    const std::int64_t J = m_ranks.n[k];
-    Impl::split_factor_fp16(m_space, factor(k).data(), I, J, m_qsplit.data());
-    const half_mat_t Qs(m_qsplit.data(), I, 2 * J);
-    ShgemmOptions so;
-    so.variant = shgemm_variant();
-    float* c = m_perm.data();
-    float* y = m_buf0.data();
-    if (P == 1) {
-      // Y (J x S) = Q^T A_(1): C (S x 2J, row-major) = A_(1)^T [Q_hi | Q_lo], A_(1)^T read
-      // k-major in place.
-      const strided_t At(const_cast<float*>(a), Kokkos::LayoutStride(S, I, I, 1));
-      const strided_t C(c, Kokkos::LayoutStride(S, 2 * J, 2 * J, 1));
-      shgemm(m_space, At, Qs, C, so);
-      Impl::combine_split(m_space, c, 2 * J, 1, S, J, y, J, 1);
-    } else {
-      // Y (P x J) = A_(N)^T Q: C (P x 2J, column-major) = X [Q_hi | Q_lo], X the column-major
-      // P x I matrix of A.
-      const mat_t X(const_cast<float*>(a), P, I);
-      const mat_t C(c, P, 2 * J);
-      shgemm(m_space, X, Qs, C, so);
-      Impl::combine_split(m_space, c, 1, P, P, J, y, 1, P);
-    }
-  }
+  void core_first_step_shgemm(const float* a);
 
 
   template <class AView, class GView, class... QViews>
@@ -549,6 +423,19 @@ class RPHOSVD {
                           "padding, or LayoutStride with the same strides)");
   }
 
+  template <class... QViews>
+  void check_factor_args(const char* f, const QViews&... Q) const {
+    std::array<std::int64_t, 4> qr{{0, 0, 0, 0}}, qc{{0, 0, 0, 0}};
+    {
+      int k = 0;
+      ((qr[k] = std::int64_t(Q.extent(0)), qc[k] = std::int64_t(Q.extent(1)), ++k), ...);
+    }
+    for (int k = 0; k < order(); ++k)
+      KOKKOSSKETCH_THROW_IF(qr[k] != m_dims.n[k] || qc[k] != m_ranks.n[k], f, "Q_", k + 1,
+                            " is ", qr[k], " x ", qc[k], " but needs to be ", m_dims.n[k],
+                            " x ", m_ranks.n[k]);
+  }
+
   /// RNG state of Omega_(k) (k = order() gives the state after the last one).
   RNGState mode_state(int k) const {
     RNGState st = m_options.state;
@@ -565,124 +452,42 @@ class RPHOSVD {
   bool unfolded_in_place(int k) const {
     if (m_proj != ProjectionGemm::shgemm_fp16 && m_proj != ProjectionGemm::shgemm_tf32)
       return false;
-    return Impl::ShgemmUnfolded<ExecSpace>::supports(m_space, m_dims.before(k), m_dims.n[k],
-                                                     m_dims.after(k), m_ranks.n[k]);
+    return Impl::ShgemmUnfolded<ExecSpace>::available(m_space, m_dims.before(k), m_dims.n[k],
+                                                      m_dims.after(k), m_ranks.n[k]);
   }
 
   /// Grows the permutation buffer to A's size, for a misaligned A whose middle-mode
   /// unfoldings the backend could not read in place (the one allocation compute() can make;
   /// freeing the old buffer waits for the device).
-  void grow_permuted() {
-    m_workspace_bytes += (m_dims.size() - std::int64_t(m_perm.extent(0))) * std::int64_t(sizeof(float));
-    m_perm = buf_t();
-    m_perm = buf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
-                                      std::string("KokkosSketch::RPHOSVD::permuted")),
-                   m_dims.size());
-  }
+  void grow_permuted();
 
-  void allocate() {
-    const int N = order();
-    auto alloc = [&](const std::string& label, std::int64_t n) {
-      m_workspace_bytes += n * std::int64_t(sizeof(float));
-      return buf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
-                                      "KokkosSketch::RPHOSVD::" + label),
-                   n);
-    };
-    std::int64_t omega = 0, omega_all = 0, jmax = 0;
-    bool permuted = false;
-    for (int k = 0; k < N; ++k) {
-      m_W[k] = alloc("W", m_dims.n[k] * m_ranks.n[k]);
-      const std::int64_t entries = m_dims.size() / m_dims.n[k] * m_ranks.n[k];
-      m_omega_offset[k] = m_options.reuse_omega ? omega_all : 0;
-      omega = std::max(omega, entries);
-      omega_all += entries;
-      jmax = std::max(jmax, m_ranks.n[k]);
-      // Middle modes need the permuted unfolding, except SGEMM projections run slab by slab
-      // on host spaces and SHGEMM projections read it in place where the backend can.
-      const std::int64_t P = m_dims.before(k);
-      permuted = permuted || (P > 1 && m_dims.after(k) > 1 &&
-                              !(m_proj == ProjectionGemm::sgemm && Impl::use_slabs<ExecSpace>(P)) &&
-                              !unfolded_in_place(k));
-    }
-    m_tau = alloc("tau", jmax);
-    if (m_options.qr != QRMethod::householder) {
-      // One FP64 copy per mode (the checks wait for all at once), the modes of equal
-      // (I_k, J_k) consecutive: one batch each.
-      m_chol_groups.clear();
-      for (int k = 0; k < N; ++k) {
-        bool joined = false;
-        for (std::vector<int>& group : m_chol_groups)
-          if (m_dims.n[group.front()] == m_dims.n[k] && m_ranks.n[group.front()] == m_ranks.n[k]) {
-            group.push_back(k);
-            joined = true;
-          }
-        if (!joined) m_chol_groups.push_back({k});
-      }
-      std::int64_t xmax = 0, gmax = 0;
-      for (const std::vector<int>& group : m_chol_groups) {
-        const std::int64_t J = m_ranks.n[group.front()];
-        gmax = std::max(gmax, std::int64_t(group.size()) * J * J);
-        for (int k : group) {
-          m_chol_offset[k] = xmax;
-          xmax += m_dims.n[k] * m_ranks.n[k];
-        }
-      }
-      auto dalloc = [&](const std::string& label, std::int64_t n) {
-        m_workspace_bytes += n * std::int64_t(sizeof(double));
-        return dbuf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
-                                         "KokkosSketch::RPHOSVD::" + label),
-                      n);
-      };
-      m_chol_x = dalloc("cholqr_X", xmax);
-      m_chol_g = dalloc("cholqr_G", gmax);
-      m_lad = std::make_unique<Impl::DenseLA<ExecSpace, double>>(m_space);
-    }
-    if (m_options.reuse_omega) omega = omega_all;
-    if (m_proj == ProjectionGemm::sgemm) {
-      m_omega = alloc("Omega", omega);
-    } else if (m_proj != ProjectionGemm::shgemm_fused) {
-      m_omega_h = half_buf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
-                                                std::string("KokkosSketch::RPHOSVD::Omega_fp16")),
-                             omega);
-      m_workspace_bytes += omega * std::int64_t(sizeof(fp16));
-    }
-    const Impl::ChainSizes cs = Impl::chain_sizes_for<ExecSpace>(m_dims, m_ranks, m_order);
-    std::int64_t split_out = 0;  // C = op(A_(k)) [Q_hi | Q_lo] of the first core step
-    if (core_on_shgemm()) {
-      const int k = m_order[0];
-      split_out = 2 * m_ranks.n[k] * (m_dims.size() / m_dims.n[k]);
-      m_qsplit = half_buf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
-                                               std::string("KokkosSketch::RPHOSVD::Q_split")),
-                            2 * m_dims.n[k] * m_ranks.n[k]);
-      m_workspace_bytes += 2 * m_dims.n[k] * m_ranks.n[k] * std::int64_t(sizeof(fp16));
-    }
-    m_perm = alloc("permuted",
-                   std::max({permuted ? m_dims.size() : 0, cs.perm_in, split_out}));
-    m_tmp = alloc("core_permuted", cs.perm_out);
-    m_buf0 = alloc("core_work0", cs.intermediate);
-    m_buf1 = alloc("core_work1", cs.intermediate);
-    m_core = alloc("core", m_ranks.size());
-  }
+  /// Sizes every workspace (the constructor's, and the only allocation but grow_permuted()).
+  void allocate();
 
   ExecSpace m_space;
   RPHOSVDOptions m_options;
   ProjectionGemm m_proj = ProjectionGemm::sgemm;
   RPHOSVDStats m_stats;
   Impl::DenseLA<ExecSpace, float> m_la;
-  std::unique_ptr<Impl::DenseLA<ExecSpace, double>> m_lad;  ///< FP64 CholeskyQR
+  Impl::Orthonormalizer<ExecSpace, float> m_ortho;  ///< after m_la, which it uses
   Impl::TensorDims m_dims, m_ranks;
   std::array<int, 4> m_order{{0, 1, 2, 3}};
   std::array<buf_t, 4> m_W;
-  buf_t m_tau, m_omega, m_perm, m_tmp, m_buf0, m_buf1, m_core;
+  buf_t m_omega, m_perm, m_tmp, m_buf0, m_buf1, m_core;
   half_buf_t m_omega_h, m_qsplit;
-  Kokkos::View<double*, memory_space> m_chol_x, m_chol_g;
   std::array<std::int64_t, 4> m_omega_offset{{0, 0, 0, 0}};
   std::array<std::int64_t, 4> m_chol_offset{{0, 0, 0, 0}};
   std::vector<std::vector<int>> m_chol_groups;  ///< modes of equal (I_k, J_k), batched
-  std::vector<int> m_info_modes;  ///< mode of each pending Cholesky info, in order
   bool m_omega_ready = false;
   std::int64_t m_workspace_bytes = 0;
 };
+
+}  // namespace KokkosSketch
+
+// The plan's machinery: the member functions declared above without a body.
+#include <impl/KokkosSketch_RPHOSVDPlan_impl.hpp>
+
+namespace KokkosSketch {
 
 /// \brief Relative error \f$\|A - g \times_1 Q_1 \times_2 \cdots \times_N Q_N\|_F / \|A\|_F\f$
 /// of a Tucker decomposition (e.g. RP-HOSVD's), computed in FP64: g and the Q_i are converted
@@ -723,38 +528,7 @@ double tucker_relative_error(const ExecSpace& space, const AView& A, const GView
                           " x ", qc[k], " but A is ", Impl::dims_string(ad), " and g is ",
                           Impl::dims_string(gd));
   }
-  using mem_t = typename ExecSpace::memory_space;
-  using dbuf_t = Kokkos::View<double*, mem_t>;
-  using dmat_t = Impl::UMatrix<ExecSpace, double>;
-  auto alloc = [&](const char* label, std::int64_t n) {
-    return dbuf_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                     std::string("KokkosSketch::tucker_relative_error::") + label),
-                  n);
-  };
-  dbuf_t gd64 = alloc("g", gd.size());
-  Impl::convert_tensor(space, g, gd64.data());
-  std::array<dbuf_t, 4> qd;
-  std::array<dmat_t, 4> M;
-  {
-    int k = 0;
-    ((qd[k] = alloc("Q", qr[k] * qc[k]), Impl::convert_matrix(space, Q, qd[k].data()),
-      M[k] = dmat_t(qd[k].data(), qr[k], qc[k]), ++k),
-     ...);
-  }
-  const std::array<int, 4> order = Impl::chain_order(gd, ad);
-  const Impl::ChainSizes cs = Impl::chain_sizes_for<ExecSpace>(gd, ad, order);
-  dbuf_t b0 = alloc("work0", cs.intermediate), b1 = alloc("work1", cs.intermediate);
-  dbuf_t pin = alloc("perm_in", cs.perm_in), pout = alloc("perm_out", cs.perm_out);
-  dbuf_t Ahat = alloc("reconstruction", ad.size());
-  Impl::DenseLA<ExecSpace, double> la(space);
-  Impl::mode_chain(la, const_cast<const double*>(gd64.data()), gd, M, false, ad, order,
-                   b0.data(), b1.data(), Ahat.data(),
-                   Impl::ModeProductScratch<double>{pin.data(), pout.data()});
-  double diff2 = 0, ref2 = 0;
-  Impl::diff_norms(space, A.data(), Ahat.data(), ad.size(), diff2, ref2);
-  KOKKOSSKETCH_THROW_IF(!(ref2 > 0), f, "||A||_F = ", std::sqrt(ref2),
-                        ": the relative error is undefined");
-  return std::sqrt(diff2 / ref2);
+  return Impl::tucker_relative_error_impl(space, A, g, ad, gd, qr, qc, Q...);
 }
 
 /// \brief tucker_relative_error on the default instance of A's execution space.

@@ -22,6 +22,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -151,25 +152,61 @@ struct ShgemmApply<Kokkos::Cuda, AView, BSource, CView, void> {
 
 /// The middle-mode unfolding product on the Tensor Core kernels: op(A) is read k-major in
 /// segments (the transposed slabs X_s^T: row i at X + i P, segment s at X + s P I), when P is
-/// a multiple of the 64-column k-tile and the operands are 16-byte aligned; else false.
+/// a multiple of the 64-column k-tile and the operands are 16-byte aligned (available());
+/// otherwise through a copy of the unfolding into a per-stream Impl::WorkspaceCache buffer
+/// (asynchronous) and ShgemmApply<Kokkos::Cuda>.
 template <>
 struct ShgemmUnfolded<Kokkos::Cuda, void> {
-  /// Tensor Cores, P a multiple of 64 (whole k-tiles per slab, aligned slab starts), at
-  /// least 2 x 2 outputs; apply() then needs only X 16-byte aligned (and B with unit row
-  /// stride, as the plan's Omega is).
-  static bool supports(const Kokkos::Cuda& space, std::int64_t P, std::int64_t I, std::int64_t S,
-                       std::int64_t n) {
+  /// \brief Tensor Cores, P a multiple of 64 (whole k-tiles per slab, aligned slab starts), at
+  /// least 2 x 2 outputs: apply() then reads in place when X is 16-byte aligned (and B has
+  /// unit row stride, as the plans' Omega has).
+  static bool available(const Kokkos::Cuda& space, std::int64_t P, std::int64_t I,
+                        std::int64_t S, std::int64_t n) {
     return CudaShgemm::device_has_tensor_cores(space.cuda_device()) && P % 64 == 0 && S >= 1 &&
            I >= 2 && n >= 2;
   }
+  /// \brief Whether apply() reads the unfolding in place for these operands.
   template <class BView, class CView>
-  static bool apply(const Kokkos::Cuda& space, const float* X, std::int64_t P, std::int64_t I,
-                    std::int64_t S, const BView& B, const CView& C, ShgemmVariant variant) {
-    using namespace CudaShgemm;
-    if (!supports(space, P, I, S, std::int64_t(C.extent(1)))) return false;
+  static bool available(const Kokkos::Cuda& space, const float* X, std::int64_t P,
+                        std::int64_t I, std::int64_t S, const BView& B, const CView& C) {
+    if (!available(space, P, I, S, std::int64_t(C.extent(1)))) return false;
     if (std::int64_t(B.extent(0)) != P * S || B.stride_0() != 1 ||
         std::int64_t(C.extent(0)) != I)
       return false;
+    const CudaShgemm::Problem p = problem(X, P, I, S, B, C, ShgemmVariant::fp16);
+    return p.m >= 2 && p.n >= 2 && CudaShgemm::operands_aligned(p);
+  }
+  /// \brief C = A_(k) B (overwrites C): in place where available(), else through a copy.
+  template <class BView, class CView>
+  static void apply(const Kokkos::Cuda& space, const float* X, std::int64_t P, std::int64_t I,
+                    std::int64_t S, const BView& B, const CView& C, ShgemmVariant variant) {
+    using namespace CudaShgemm;
+    if (!available(space, X, P, I, S, B, C)) {
+      using u_t = Kokkos::View<float**, Kokkos::LayoutLeft,
+                               Kokkos::Device<Kokkos::Cuda, Kokkos::CudaSpace>,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      float* buf = static_cast<float*>(WorkspaceCache<Kokkos::CudaSpace>::get(
+          space.cuda_stream(), "shgemm[unfolded]", std::size_t(I * P * S) * sizeof(float)));
+      shgemm_unfold(space, X, P, I, S, buf);
+      ShgemmApply<Kokkos::Cuda, u_t, BView, CView>::apply(space, u_t(buf, I, P * S), B, C,
+                                                          variant);
+      return;
+    }
+    const Problem p = problem(X, P, I, S, B, C, variant);
+    ScopedRegion region("shgemm[cuda-tc-unfolded]");
+    void* ws = WorkspaceCache<Kokkos::CudaSpace>::get(space.cuda_stream(), "shgemm[rowmax]",
+                                                      workspace_bytes(p) + 16);
+    const cudaError_t err = launch(p, ws, space.cuda_stream());
+    KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "shgemm", "CUDA kernel launch failed: ",
+                          cudaGetErrorString(err));
+  }
+
+ private:
+  template <class BView, class CView>
+  static CudaShgemm::Problem problem(const float* X, std::int64_t P, std::int64_t I,
+                                     std::int64_t S, const BView& B, const CView& C,
+                                     ShgemmVariant variant) {
+    using namespace CudaShgemm;
     Problem p;
     p.m = I;
     p.k = P * S;
@@ -186,14 +223,7 @@ struct ShgemmUnfolded<Kokkos::Cuda, void> {
     p.C = C.data();
     p.c_s0 = std::int64_t(C.stride_0());
     p.c_s1 = std::int64_t(C.stride_1());
-    if (p.m < 2 || p.n < 2 || !operands_aligned(p)) return false;
-    ScopedRegion region("shgemm[cuda-tc-unfolded]");
-    void* ws = WorkspaceCache<Kokkos::CudaSpace>::get(space.cuda_stream(), "shgemm[rowmax]",
-                                                      workspace_bytes(p) + 16);
-    const cudaError_t err = launch(p, ws, space.cuda_stream());
-    KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "shgemm", "CUDA kernel launch failed: ",
-                          cudaGetErrorString(err));
-    return true;
+    return p;
   }
 };
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Perf suite of RP-HOSVD (the seed's Algorithm 2), registered once per enabled execution
-// space, on Tucker test tensors of the seed's Algorithm 3 (generator ranks J, padding J / 8,
-// so the multilinear rank is 7J/8 and RP-HOSVD with ranks J recovers A to FP32 rounding):
-//   rphosvd_baseline       the FP32 baseline (RPHOSVDOptions::baseline(), the seed's
-//                          pipeline): projections by SGEMM (host BLAS / cuBLAS) with the FP16
+// Perf suite of RP-HOSVD (Ootomo & Yokota 2023, Algorithm 2), registered once per enabled
+// execution space, on synthetic Tucker tensors of their Algorithm 3 (generator ranks J,
+// padding J / 8, so the multilinear rank is 7J/8 and RP-HOSVD with ranks J recovers A to FP32 rounding):
+//   rphosvd_baseline       the FP32 baseline (RPHOSVDOptions::baseline(), the pipeline of
+//                          Ootomo & Yokota 2023): projections by SGEMM (host BLAS / cuBLAS) with the FP16
 //                          Gaussian operator's exact FP32 values, materialized; Householder QR
 //                          (LAPACK / cuSOLVER); FP32 core contraction;
 //   rphosvd_sgemm          the default pipeline (shifted CholeskyQR3 in FP64) with SGEMM
@@ -37,7 +37,7 @@
 // repetitions and seconds per repetition.
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_RPHOSVD.hpp>
-#include <KokkosSketch_TestTensors.hpp>
+#include <KokkosSketch_SyntheticTensors.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace KokkosSketch {
@@ -232,6 +233,13 @@ void bench_rphosvd(benchmark::State& state, const std::string& name, const Space
   });
 }
 
+/// The components of one middle-mode projection that the mode-2 benchmarks time.
+enum class Mode2Part {
+  permute,         ///< rphosvd_mode2_permute: the permuting copy alone
+  sgemm_permuted,  ///< rphosvd_mode2_sgemm_permuted: SGEMM of the permuted unfolding
+  sgemm_slabs      ///< rphosvd_mode2_sgemm_slabs: one accumulating SGEMM per slab, no copy
+};
+
 /// Buffers of the mode-2 component benchmarks.
 template <class Space>
 struct RpMode2 {
@@ -240,7 +248,7 @@ struct RpMode2 {
 
 template <class Space>
 void bench_mode2(benchmark::State& state, const std::string& name, const Space& space,
-                 const RpSize& s, int what) {
+                 const RpSize& s, Mode2Part what) {
   guarded(state, [&] {
     auto& in = rp_inputs(space, s);
     const std::int64_t P = s.I[0], I = s.I[1], S = s.I[2], J = s.J;
@@ -264,12 +272,12 @@ void bench_mode2(benchmark::State& state, const std::string& name, const Space& 
     Impl::DenseLA<Space, float> la(space);
     const mat_t W(buf.w.data(), I, J);
     double secs = 0, bytes = 0, flops = 0;
-    if (what == 0) {
+    if (what == Mode2Part::permute) {
       secs = time_manual(state, name, space, [&] {
         Impl::permute_front(space, in.a.data(), buf.perm.data(), P, I, S);
       });
       bytes = 2.0 * 4.0 * double(P * I * S);
-    } else if (what == 1) {
+    } else if (what == Mode2Part::sgemm_permuted) {
       secs = time_manual(state, name, space, [&] {
         la.gemm("N", "N", 1.0f, mat_t(buf.perm.data(), I, P * S),
                 mat_t(buf.omega.data(), P * S, J), 0.0f, W);
@@ -286,7 +294,7 @@ void bench_mode2(benchmark::State& state, const std::string& name, const Space& 
       flops = 2.0 * double(P * I * S) * double(J);
     }
     set_rates(state, secs, bytes, flops);
-    if (what != 0) state.counters.erase("GB/s");
+    if (what != Mode2Part::permute) state.counters.erase("GB/s");
   });
 }
 
@@ -325,10 +333,13 @@ void register_rp_space(const Space& space, SizeSet sizes) {
       }));
     }
     if (s.I.size() != 3) continue;
-    const char* parts[] = {"rphosvd_mode2_permute", "rphosvd_mode2_sgemm_permuted",
-                           "rphosvd_mode2_sgemm_slabs"};
-    for (int what = 0; what < 3; ++what) {
-      const std::string name = bench_name(parts[what], sp, args);
+    const std::pair<const char*, Mode2Part> parts[] = {
+        {"rphosvd_mode2_permute", Mode2Part::permute},
+        {"rphosvd_mode2_sgemm_permuted", Mode2Part::sgemm_permuted},
+        {"rphosvd_mode2_sgemm_slabs", Mode2Part::sgemm_slabs}};
+    for (const auto& part : parts) {
+      const std::string name = bench_name(part.first, sp, args);
+      const Mode2Part what = part.second;
       finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
         bench_mode2(st, name, space, s, what);
       }));

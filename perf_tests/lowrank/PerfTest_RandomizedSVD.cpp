@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Perf suite of the randomized SVD (RandomizedSVD<Space, float>), registered once per enabled
 // execution space, the FP32 baseline beside the fast variants in the same run:
-//   rsvd_baseline          the seed's pipeline: SGEMM projection (KokkosBlas: cuBLAS / host
+//   rsvd_baseline          the pipeline of Ootomo & Yokota 2023 (RandomizedSVDOptions::
+//                          baseline()): SGEMM projection (KokkosBlas: cuBLAS / host
 //                          BLAS), Householder QR (cuSOLVER / LAPACK geqrf + orgqr), SVD of the
 //                          n x k matrix B^T by xGESVD (cuSOLVER gesvd / LAPACK);
 //   rsvd_fast_<proj>       projection <proj> = sgemm | shgemm_fp16 | shgemm_tf32 | shgemm_fused,
@@ -19,13 +20,13 @@
 // in the same run; t_<step> in ms from one extra call with RandomizedSVDOptions::time_steps
 // (fences between steps: projection, orthonormalize, project_back, small_svd, assemble);
 // fallbacks = Cholesky factorizations that fell back to Householder in that call.
-// Input: A_exp with p = rank, s_p = 1e-3 (the seed's §5.1.1), or the matrix named by
+// Input: A_exp with p = rank, s_p = 1e-3 (Ootomo & Yokota 2023, §5.1.1), or the matrix named by
 // KOKKOSSKETCH_RSVD_MATRIX = exp | linear | poly | cauchy (poly: r = 20, phi = 1e6, alpha = 3;
 // linear: s_p = 1e-2). Sizes: small 512 x 512, rank 32 everywhere; full: GPU 8192 x 8192,
 // rank 512 (the target), host 2048 x 2048, rank 128; s = 10.
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_RandomizedSVD.hpp>
-#include <KokkosSketch_TestMatrices.hpp>
+#include <KokkosSketch_SyntheticMatrices.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -88,7 +89,7 @@ RsvdInputs<Space>& rsvd_inputs(const Space& space, const RsvdSize& s, const std:
     in.V = UMatrix<Space>(alloc("KokkosSketch::perf::rsvd::V"), s.n, s.rank);
     in.S = UVector<Space>(alloc("KokkosSketch::perf::rsvd::S"), s.rank);
     const RNGState st(20261121u);
-    TestMatrixResult r;
+    SyntheticMatrixResult r;
     if (kind == "linear") {
       r = test_matrix_linear(space, st, s.rank, 1e-2, in.A);
     } else if (kind == "poly") {
@@ -114,7 +115,7 @@ struct RsvdVariant {
 template <class Space>
 std::vector<RsvdVariant> rsvd_variants() {
   std::vector<RsvdVariant> v;
-  v.push_back({"rsvd_baseline", RandomizedSVDOptions::seed_baseline(1)});
+  v.push_back({"rsvd_baseline", RandomizedSVDOptions::baseline(1)});
   for (ProjectionGemm p : {ProjectionGemm::sgemm, ProjectionGemm::shgemm_fp16,
                            ProjectionGemm::shgemm_tf32, ProjectionGemm::shgemm_fused}) {
     RandomizedSVDOptions o = RandomizedSVDOptions::fast(1);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Tests of the Tucker test-tensor generator (the seed's Algorithm 3) and of RP-HOSVD (the
-// seed's Algorithm 2) on tensors of order 3 and 4, against independent FP64 host references:
-// the generator re-implemented on the host from the operators' entries, unfolding singular
-// values and the truncated HOSVD by LAPACK dgesvd.
+// Tests of the synthetic Tucker tensor generator (Ootomo & Yokota 2023, Algorithm 3) and of
+// RP-HOSVD (their Algorithm 2) on tensors of order 3 and 4, against independent FP64 host
+// references: the generator re-implemented on the host from the operators' entries, unfolding
+// singular values and the truncated HOSVD by LAPACK dgesvd.
 #include <KokkosSketch_RPHOSVD.hpp>
-#include <KokkosSketch_TestTensors.hpp>
+#include <KokkosSketch_SyntheticTensors.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 #include <KokkosSketch_SketchTestUtils.hpp>
 
@@ -138,8 +138,8 @@ inline HostMatrix host_operator(const KokkosSketch::DenseOp& S) {
   return M;
 }
 
-/// The seed's Algorithm 3 in FP64 on the host, from the operators' definition (the order of
-/// the draws is the generator's documented one).
+/// Algorithm 3 of Ootomo & Yokota 2023 in FP64 on the host, from the operators' definition (the
+/// order of the draws is the generator's documented one).
 inline HostTensor reference_test_tensor(const KokkosSketch::RNGState& state,
                                         const std::vector<std::int64_t>& I,
                                         const std::vector<std::int64_t>& J, std::int64_t p) {
@@ -446,10 +446,10 @@ void check_exact_rank(const std::vector<std::int64_t>& I, const std::vector<std:
   const HostTensor hA = host_tensor(A);
   KokkosSketch::RPHOSVDOptions opts;
   opts.state = KokkosSketch::RNGState(seed + 100);
-  // The seed's evaluation: generator ranks J_i with padding p (multilinear rank J_i - p),
-  // RP-HOSVD with ranks J_i. range(A_(i) Omega_(i)) contains range(A_(i)) with probability 1,
-  // so only FP32 rounding remains: 3.8e-7 to 1.0e-6 over 30 seeds of each shape (3-way and
-  // 4-way, Serial), bound 1e-5.
+  // The evaluation of Ootomo & Yokota 2023: generator ranks J_i with padding p (multilinear rank
+  // J_i - p), RP-HOSVD with ranks J_i. range(A_(i) Omega_(i)) contains range(A_(i)) with
+  // probability 1, so only FP32 rounding remains: 3.8e-7 to 1.0e-6 over 30 seeds of each shape
+  // (3-way and 4-way, Serial), bound 1e-5.
   {
     const HostTucker r = run_rphosvd<Space, N>(A, hA, J, opts);
     check_tucker_properties(hA, r);
@@ -607,7 +607,7 @@ TYPED_TEST(RPHOSVDTest, MisalignedTensorTakesThePermutedPath) {
     auto& Q = pass == 0 ? QA : QB;
     for (const auto& q : {Q1, Q2, Q3}) Q.push_back(KokkosSketch::TestUtil::from_view(q));
   }
-  const bool cuda = KokkosSketch::Impl::ShgemmUnfolded<Space>::supports(Space(), 64, 30, 12, 6);
+  const bool cuda = KokkosSketch::Impl::ShgemmUnfolded<Space>::available(Space(), 64, 30, 12, 6);
   // (On CUDA the middle mode's in-place read is refused for B only; A took it.)
   if (cuda)  // the in-place plan had no A-sized buffer; the misaligned call added one
     EXPECT_GT(plan.workspace_bytes(), before);

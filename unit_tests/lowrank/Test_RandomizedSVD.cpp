@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Tests of the randomized SVD plan on the seed's four test matrices (A_linear, A_exp, A_poly,
-// A_Cauchy): the error of every projection (SGEMM, SHGEMM FP16/TF32/fused) and QR / small-SVD
-// method against the FP32 baseline (SGEMM + Householder + SVD of B^T by xGESVD) run in the same
-// test with the same Omega, and against the Eckart-Young optimum (prescribed singular values,
-// or LAPACK dgesvd in FP64 for A_Cauchy); orthonormal U and V and descending S (FP64 host
-// checks); the residual helper against an FP64 host residual; power iterations; CholeskyQR
-// against Householder and its fallback; bad input.
+// Tests of the randomized SVD plan on the four synthetic matrices of Ootomo & Yokota 2023
+// (A_linear, A_exp, A_poly, A_Cauchy): the error of every projection (SGEMM, SHGEMM
+// FP16/TF32/fused) and QR / small-SVD method against the FP32 baseline (SGEMM + Householder + SVD
+// of B^T by xGESVD) run in the same test with the same Omega, and against the Eckart-Young optimum
+// (prescribed singular values, or LAPACK dgesvd in FP64 for A_Cauchy); orthonormal U and V and
+// descending S (FP64 host checks); the residual helper against an FP64 host residual; power
+// iterations; CholeskyQR against Householder and its fallback; bad input.
 #include <KokkosSketch_RandomizedSVD.hpp>
 #include <KokkosSketch_SketchTestUtils.hpp>
-#include <KokkosSketch_TestMatrices.hpp>
+#include <KokkosSketch_SyntheticMatrices.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -91,8 +91,8 @@ struct Case {
 
 /// The four matrices at test size (float Views) and their optimum. Parameters are chosen so
 /// that the rank-20 optimum lies well above the FP32 noise floor (about 1e-7 relative), where
-/// a comparison with it means something: A_poly with r = 10, phi = 10 (the seed's r = 20,
-/// phi = 1e6 put its rank-256 optimum at 1e-9 relative, below FP32 rounding).
+/// a comparison with it means something: A_poly with r = 10, phi = 10 (Ootomo & Yokota 2023: r =
+/// 20, phi = 1e6 put its rank-256 optimum at 1e-9 relative, below FP32 rounding).
 template <class Space>
 std::vector<std::pair<Case, Mat<Space>>> test_cases(std::int64_t p) {
   const std::int64_t m = 256, n = 200;
@@ -134,7 +134,7 @@ TYPED_TEST(RandomizedSVDTest, AccuracyOfEveryVariant) {
   const std::int64_t p = 20;
   for (auto& [c, A] : test_cases<Space>(p)) {
     const double ey = relative_eckart_young_error(c.sigma, p);
-    const Run base = run_rsvd<Space, float>(A, RandomizedSVDOptions::seed_baseline(p));
+    const Run base = run_rsvd<Space, float>(A, RandomizedSVDOptions::baseline(p));
     std::printf("  %-7s baseline error %.6e, optimum %.6e, ratio %.4f\n", c.name.c_str(),
                 base.error, ey, base.error / ey);
     check_factors(base, c.name + "/baseline");
@@ -252,7 +252,7 @@ TYPED_TEST(RandomizedSVDTest, PowerIterations) {
   }
 }
 
-// A_poly with the seed's phi = 1e6 and a rank below the end of the plateau: Y has a
+// A_poly with phi = 1e6 (Ootomo & Yokota 2023) and a rank below the end of the plateau: Y has a
 // condition number near 1e7 (FP32 noise under a 1e6 plateau), where CholeskyQR2's FP64
 // Cholesky may fail. Every method must still give the baseline's accuracy; a failed
 // factorization is counted and replaced by Householder QR, never returned.
@@ -261,7 +261,7 @@ TYPED_TEST(RandomizedSVDTest, CholeskyQrOnIllConditionedSketch) {
   const std::int64_t m = 256, n = 200, p = 20;
   Mat<Space> A("A", m, n);
   test_matrix_poly(Space{}, RNGState(31), 10, 1e6, 3.0, A);
-  const Run base = run_rsvd<Space, float>(A, RandomizedSVDOptions::seed_baseline(p));
+  const Run base = run_rsvd<Space, float>(A, RandomizedSVDOptions::baseline(p));
   for (QRMethod qr : {QRMethod::cholesky_qr2, QRMethod::shifted_cholesky_qr3}) {
     RandomizedSVDOptions o = RandomizedSVDOptions::fast(p);
     o.qr = qr;
@@ -395,6 +395,32 @@ TYPED_TEST(RandomizedSVDTest, BadInputThrows) {
   Kokkos::deep_copy(A, h);
   TestUtil::expect_error([&] { plan.compute(A, U, S, V); }, "RandomizedSVD::compute",
                          "1 entries of A are NaN or Inf");
+}
+
+// baseline() is the FP32 reference configuration, the same name as RPHOSVDOptions::baseline();
+// seed_baseline() stays as its deprecated former name.
+TEST(RandomizedSVDOptions, BaselineAndFormerName) {
+  using KokkosSketch::RandomizedSVDOptions;
+  const RandomizedSVDOptions b = RandomizedSVDOptions::baseline(7);
+  EXPECT_EQ(b.rank, 7);
+  EXPECT_EQ(b.projection, KokkosSketch::ProjectionGemm::sgemm);
+  EXPECT_EQ(b.qr, KokkosSketch::QRMethod::householder);
+  EXPECT_EQ(b.small_svd, KokkosSketch::SmallSvdMethod::direct);
+  EXPECT_EQ(b.svd_algorithm, KokkosSketch::SvdAlgorithm::qr_iteration);
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+  const RandomizedSVDOptions s = RandomizedSVDOptions::seed_baseline(7);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+  EXPECT_EQ(s.rank, b.rank);
+  EXPECT_EQ(s.projection, b.projection);
+  EXPECT_EQ(s.qr, b.qr);
+  EXPECT_EQ(s.small_svd, b.small_svd);
+  EXPECT_EQ(s.svd_algorithm, b.svd_algorithm);
+  EXPECT_EQ(s.oversampling, b.oversampling);
 }
 
 }  // namespace

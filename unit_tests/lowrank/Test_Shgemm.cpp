@@ -233,6 +233,59 @@ TYPED_TEST(ShgemmTest, DispatchedPathAgreesWithGenericKernel) {
   }
 }
 
+TYPED_TEST(ShgemmTest, UnfoldedProductAlwaysComputes) {
+  // The dispatch contract of the middle-mode unfolding product: apply() computes (and
+  // overwrites C) whether or not available() says the backend reads the unfolding in place.
+  // Where it does not, apply() copies the unfolding and runs the backend's SHGEMM on it: the
+  // same bits as shgemm() on the explicit unfolding.
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  using b_t = Kokkos::View<fp16**, Kokkos::LayoutLeft, mem>;
+  using c_t = Kokkos::View<float**, Kokkos::LayoutLeft, mem>;
+  using unfolded_t = Impl::ShgemmUnfolded<Space>;
+  const std::int64_t P = 64, I = 30, S = 3, n = 6;
+  const HalfGaussianOp<fp16> op(RNGState(21), P * S, n);
+  b_t b("B", P * S, n);
+  materialize(Space(), op, b);
+  // X (P x I x S, column-major) at offset 0 (aligned) and 1 (misaligned), and its unfolding
+  // U (I x P S): U(i, p + P s) = X(p, i, s).
+  const HostMat U = normal_matrix(I, P * S, 31);
+  std::vector<float> x(std::size_t(P * I * S + 1), 0.0f);
+  for (std::int64_t offset : {0, 1}) {
+    for (std::int64_t s = 0; s < S; ++s)
+      for (std::int64_t i = 0; i < I; ++i)
+        for (std::int64_t p = 0; p < P; ++p)
+          x[std::size_t(offset + p + P * i + P * I * s)] = U(i, p + P * s);
+    Kokkos::View<float*, mem> xd("X", x.size());
+    auto xh = Kokkos::create_mirror_view(xd);
+    for (std::size_t e = 0; e < x.size(); ++e) xh(e) = x[e];
+    Kokkos::deep_copy(xd, xh);
+    const auto u = TestUtil::to_view<float, Kokkos::LayoutLeft, Space>(flatten(U), I, P * S);
+    for (ShgemmVariant v : {ShgemmVariant::fp16, ShgemmVariant::tf32}) {
+      c_t c1("C1", I, n), c2("C2", I, n);
+      Kokkos::deep_copy(c1, -7.0f);  // overwritten
+      const float* X = xd.data() + offset;
+      const bool in_place = unfolded_t::available(Space(), X, P, I, S, b, c1);
+      if (in_place) EXPECT_TRUE(unfolded_t::available(Space(), P, I, S, n));
+      unfolded_t::apply(Space(), X, P, I, S, b, c1, v);
+      ShgemmOptions opts;
+      opts.variant = v;
+      shgemm(Space(), u, b, c2, opts);
+      const std::vector<double> r1 = TestUtil::to_host(c1), r2 = TestUtil::to_host(c2);
+      if (in_place) {
+        std::vector<double> abs;
+        product64(U, operator_values(op), &abs);
+        std::vector<double> bound(abs.size());
+        for (std::size_t e = 0; e < abs.size(); ++e) bound[e] = 0x1p-18 * abs[e];
+        EXPECT_TRUE(TestUtil::within_bounds(r1, r2, bound, std::size_t(n)))
+            << variant_name(v) << " offset " << offset;
+      } else {
+        EXPECT_EQ(r1, r2) << variant_name(v) << " offset " << offset;
+      }
+    }
+  }
+}
+
 TYPED_TEST(ShgemmTest, StridedViews) {
   // A as a LayoutStride view of a transposed array, B and C as strided subviews of larger
   // arrays: the same result as with contiguous Views (the same split product, the order of the
@@ -327,8 +380,8 @@ TYPED_TEST(ShgemmTest, RowsOfAnyMagnitude) {
   check_range<TypeParam>(A, HalfGaussianOp<fp16>(RNGState(23), k, n), "rows of any magnitude");
 }
 
-/// The seed's Cauchy matrix 1/(|x_i - y_j| + gamma), x, y uniform in (-1e-3, 1e-3),
-/// gamma = 1e-3 (entries up to 1e3), and A A^T A of it (one power-iteration step: entries
+/// The Cauchy matrix of Ootomo & Yokota 2023, 1/(|x_i - y_j| + gamma), x, y uniform in (-1e-3,
+/// 1e-3), gamma = 1e-3 (entries up to 1e3), and A A^T A of it (one power-iteration step: entries
 /// near 1e13, far outside FP16's range).
 TYPED_TEST(ShgemmTest, CauchyMatrices) {
   const std::int64_t m = 130, k = 523, n = 70;

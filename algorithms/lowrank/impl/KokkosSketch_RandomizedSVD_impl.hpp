@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_RandomizedSVD_impl.hpp
-/// \brief Kernels and the orthonormalization (Householder QR, CholeskyQR2, shifted
-/// CholeskyQR3) behind the randomized SVD plan.
+/// \brief Kernels behind the randomized SVD plan: the small SVD by the FP64 Gram
+/// eigendecomposition, the copies of the assembly, the body of low_rank_relative_error. (The
+/// orthonormalization is core/KokkosSketch_Orthonormalize.hpp.)
 #ifndef KOKKOSSKETCH_RANDOMIZEDSVD_IMPL_HPP
 #define KOKKOSSKETCH_RANDOMIZEDSVD_IMPL_HPP
 
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_Orthonormalize.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstdint>
-#include <limits>
+#include <string>
+#include <type_traits>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -35,27 +39,6 @@ void rsvd_copy_values(const ExecSpace& space, const SkView& Sk, const SView& S) 
       "KokkosSketch::RandomizedSVD::copy_values",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, S.extent(0)),
       KOKKOS_LAMBDA(std::int64_t i) { S(i) = value_t(Sk(i)); });
-}
-
-/// G_b(i, i) += c * trace(G_b) for the `count` n x n column-major matrices G_b = G + b n^2
-/// (the shift of shifted CholeskyQR, c from shifted_cholqr_factor), one team per matrix: the
-/// trace is summed before any diagonal entry changes. Asynchronous.
-template <class ExecSpace>
-void shift_diagonals(const ExecSpace& space, double* G, std::int64_t n, int count, double c) {
-  using policy_t = Kokkos::TeamPolicy<ExecSpace>;
-  using member_t = typename policy_t::member_type;
-  Kokkos::parallel_for(
-      "KokkosSketch::cholesky_qr::shift_diagonals", policy_t(space, count, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member_t& team) {
-        double* g = G + std::int64_t(team.league_rank()) * n * n;
-        double t = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, n),
-            [&](std::int64_t i, double& acc) { acc += g[i * (n + 1)]; }, t);
-        team.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n),
-                             [&](std::int64_t i) { g[i * (n + 1)] += c * t; });
-      });
 }
 
 /// From the eigendecomposition G = Z diag(lam) Z^T (lam ascending, Z in G) of the Gram
@@ -95,51 +78,84 @@ void rsvd_diagonal_signs(const ExecSpace& space, const RView& R, const DView& d)
       KOKKOS_LAMBDA(std::int64_t j) { d(j) = R(j, j) < 0 ? -1.0 : 1.0; });
 }
 
-/// Workspace of the Cholesky-based orthonormalizations, in FP64.
-template <class ExecSpace>
-struct CholQRWork {
-  UMatrix<ExecSpace, double> X;     ///< rows x k: the matrix being orthonormalized
-  UMatrix<ExecSpace, double> G;     ///< k x k: Gram matrix, then its Cholesky factor
-  UMatrix<ExecSpace, double> R;     ///< k x k: accumulated R (when asked for)
-  UMatrix<ExecSpace, double> Rcur;  ///< k x k: R of the current pass
-  UMatrix<ExecSpace, double> Rtmp;  ///< k x k: product temporary
-};
-
-/// One CholeskyQR pass on W.X in FP64: G = X^T X (+ shift, W.G contiguous), G = R^T R, X <- X R^{-1}; with
-/// `accumulate`, W.R <- R W.R (or R on the first pass). Returns false when potrf fails.
-/// With `deferred` the factorization's info is left pending in `la` (DenseLA::potrf_deferred,
-/// no wait) and the pass returns true: the caller checks DenseLA::deferred_infos() and
-/// discards W.X if one failed.
-template <class ExecSpace>
-bool cholqr_pass(const ExecSpace& space, DenseLA<ExecSpace, double>& la,
-                 const CholQRWork<ExecSpace>& w, double shift, bool accumulate, bool first,
-                 bool deferred = false) {
-  la.gemm("T", "N", 1.0, w.X, w.X, 0.0, w.G);
-  if (shift > 0) shift_diagonals(space, w.G.data(), std::int64_t(w.G.extent(0)), 1, shift);
-  if (deferred)
-    la.potrf_deferred(w.G);
-  else if (!la.potrf(w.G))
-    return false;
-  la.trsm(Side::right, Trans::none, w.G, w.X);
-  if (accumulate) {
-    if (first) {
-      extract_upper(space, w.G, w.R);
-    } else {
-      extract_upper(space, w.G, w.Rcur);
-      la.gemm("N", "N", 1.0, w.Rcur, w.R, 0.0, w.Rtmp);
-      Kokkos::deep_copy(space, w.R, w.Rtmp);
-    }
+/// SvdAlgorithm::gram_eigen on the small factor M (rows x k): M = Ul diag(S) VT, in FP64 on
+/// the orthonormalizer's FP64 workspace (fp64_x() holds the copy of M, fp64_g() the
+/// CholeskyQR2 of the left vectors) and the plan's buffers X2 (rows k doubles) and E
+/// (2 k^2 + 3 k doubles: [G | lam | W | inv | aux]). Counts in `fallbacks` the
+/// re-orthonormalizations that fell back to Householder QR.
+template <class ExecSpace, class Scalar, class UM, class UV>
+void rsvd_gram_eigen_svd(const ExecSpace& space, Orthonormalizer<ExecSpace, Scalar>& ortho,
+                         const UM& M, const UV& S, const UM& Ul, const UM& VT, double* X2,
+                         double* E, int& fallbacks) {
+  using dmat_t = UMatrix<ExecSpace, double>;
+  using dvec_t = UVector<ExecSpace, double>;
+  const std::int64_t rows = M.extent(0), k = M.extent(1);
+  DenseLA<ExecSpace, double>& lad = ortho.fp64_la();
+  double* e = E;
+  const dmat_t Md(ortho.fp64_x(), rows, k), X(X2, rows, k);
+  const dmat_t G(e, k, k), W(e + k * k + k, k, k);
+  const dvec_t lam(e + k * k, k), inv(e + 2 * k * k + k, k), aux(e + 2 * k * k + 2 * k, k);
+  convert_entries(space, M, Md);
+  lad.gemm("T", "N", 1.0, Md, Md, 0.0, G);  // G = M^T M
+  lad.syevd(G, lam);                        // ascending eigenvalues
+  rsvd_gram_eigen_order(space, G, lam, W, VT, S, inv);
+  lad.gemm("N", "N", 1.0, Md, W, 0.0, X);  // X = M W = Ul diag(S)
+  scale_columns(space, X, inv);
+  // X has nearly orthonormal columns (exactly, in exact arithmetic, where S > 0):
+  // CholeskyQR2 keeps each column's direction (R has a positive diagonal).
+  if (!ortho.cholesky_qr_fp64(X, false, false)) {
+    ++fallbacks;
+    // Householder on X (the partial CholeskyQR result spans the same nested column
+    // spaces); the signs of diag(R) restore each column's direction.
+    lad.geqrf(X, aux);
+    rsvd_diagonal_signs(space, X, inv);
+    lad.orgqr(X, aux);
+    scale_columns(space, X, inv);
   }
-  return true;
+  convert_entries(space, X, Ul);
 }
 
-/// Shift constant of shifted CholeskyQR (Fukaya, Kannan, Nakatsukasa, Yamamoto & Yanagisawa,
-/// SIAM J. Sci. Comput. 42(1), 2020): s = 11 (m k + k (k + 1)) u ||X||_2^2 with u the unit
-/// roundoff of FP64; ||X||_2^2 is bounded by ||X||_F^2 = trace(X^T X), so the factor applied
-/// to the trace is 11 (m k + k (k + 1)) u.
-inline double shifted_cholqr_factor(std::int64_t rows, std::int64_t k) {
-  const double u = std::numeric_limits<double>::epsilon() / 2;
-  return 11.0 * (double(rows) * double(k) + double(k) * double(k + 1)) * u;
+template <class ExecSpace, class View>
+constexpr void static_check_rsvd_matrix() {
+  static_assert(std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value,
+                "KokkosSketch::RandomizedSVD: A, U and V must be LayoutLeft (column-major, as "
+                "BLAS and LAPACK)");
+}
+
+/// The body of low_rank_relative_error (device lambdas may not live in a function template
+/// with an unnamed template parameter under nvcc).
+template <class ExecSpace, class AView, class UView, class SView, class VView>
+double low_rank_relative_error_impl(const ExecSpace& space, const AView& A, const UView& U,
+                                    const SView& S, const VView& V) {
+  const std::int64_t m = A.extent(0), n = A.extent(1), p = S.extent(0);
+  using mat_t = Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
+  auto alloc = [&](const char* label, std::int64_t r, std::int64_t c) {
+    return mat_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), r,
+                 c);
+  };
+  mat_t E = alloc("KokkosSketch::low_rank_relative_error::E", m, n);
+  mat_t US = alloc("KokkosSketch::low_rank_relative_error::US", m, p);
+  mat_t Vd = alloc("KokkosSketch::low_rank_relative_error::V", n, p);
+  convert_entries(space, A, E);
+  convert_entries(space, V, Vd);
+  using policy_t =
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "KokkosSketch::low_rank_relative_error::scale", policy_t(space, {0, 0}, {m, p}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { US(i, j) = double(U(i, j)) * double(S(j)); });
+  double na = 0, ne = 0;
+  Kokkos::parallel_reduce(
+      "KokkosSketch::low_rank_relative_error::norm_A", policy_t(space, {0, 0}, {m, n}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j, double& t) { t += E(i, j) * E(i, j); }, na);
+  if (p > 0) {
+    DenseLA<ExecSpace, double> la(space);
+    la.gemm("N", "T", -1.0, US, Vd, 1.0, E);
+  }
+  Kokkos::parallel_reduce(
+      "KokkosSketch::low_rank_relative_error::norm_E", policy_t(space, {0, 0}, {m, n}),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j, double& t) { t += E(i, j) * E(i, j); }, ne);
+  fence(space, "KokkosSketch::low_rank_relative_error");
+  return std::sqrt(ne) / std::sqrt(na);
 }
 
 }  // namespace Impl

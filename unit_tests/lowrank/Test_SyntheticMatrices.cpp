@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Tests of the low-rank test matrices (A_linear, A_exp, A_poly with prescribed singular values
+// Tests of the synthetic low-rank matrices (A_linear, A_exp, A_poly with prescribed singular values
 // and Haar-random factors; A_Cauchy): the singular values of generated matrices against LAPACK
 // dgesvd in FP64 on the host, the Haar factor's orthonormality and positive-diagonal QR, the
 // Cauchy matrix's entries and the spectrum-preserving orthogonal-iteration step, the same
-// matrix from the same state on every execution space, and argument errors.
+// matrix from the same state on every execution space, argument errors, and the former names.
 #include <KokkosSketch_Half.hpp>
+#include <KokkosSketch_SyntheticMatrices.hpp>
+// The former header names still compile (forwarding headers).
 #include <KokkosSketch_TestMatrices.hpp>
+#include <KokkosSketch_TestTensors.hpp>
 #include <KokkosSketch_SketchTestUtils.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 
@@ -16,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -24,8 +28,8 @@ using namespace KokkosSketch;
 using TestUtil::HostMatrix;
 
 template <class Space>
-class TestMatricesTest : public ::testing::Test {};
-TYPED_TEST_SUITE(TestMatricesTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+class SyntheticMatricesTest : public ::testing::Test {};
+TYPED_TEST_SUITE(SyntheticMatricesTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
 template <class Space, class Scalar, class Layout = Kokkos::LayoutLeft>
 using Mat = Kokkos::View<Scalar**, Layout, typename Space::memory_space>;
@@ -67,7 +71,8 @@ TEST(TestMatrixSpectra, Formulas) {
   for (std::int64_t i = 0; i < r; ++i) EXPECT_EQ(p[i], 1e6);
   EXPECT_DOUBLE_EQ(p[r], 1.0 / 8.0);
   EXPECT_DOUBLE_EQ(p[n - 1], std::pow(double(n - r + 1), -3.0));
-  // Eckart-Young for A_linear: s_p sqrt(k - p) (the seed's bound, in absolute terms).
+  // Eckart-Young for A_linear: s_p sqrt(k - p) (the bound of Ootomo & Yokota 2023, in absolute
+  // terms).
   const auto l2 = linear_singular_values(100, 10, 0.05);
   EXPECT_NEAR(eckart_young_error(l2, 10), 0.05 * std::sqrt(90.0), 1e-14);
   double tot = 0;
@@ -94,7 +99,7 @@ template <class Space, class Scalar, class Layout, class Gen>
 void check_generated(std::int64_t m, std::int64_t n, Gen&& gen, double tol,
                      const std::string& what) {
   Mat<Space, Scalar, Layout> A("A", m, n);
-  const TestMatrixResult r = gen(Space{}, A);
+  const SyntheticMatrixResult r = gen(Space{}, A);
   ASSERT_EQ(std::int64_t(r.singular_values.size()), std::min(m, n)) << what;
   for (std::size_t i = 0; i + 1 < r.singular_values.size(); ++i)
     EXPECT_GE(r.singular_values[i], r.singular_values[i + 1]) << what;
@@ -103,7 +108,7 @@ void check_generated(std::int64_t m, std::int64_t n, Gen&& gen, double tol,
   EXPECT_NE(r.next_state, RNGState(77)) << what;
 }
 
-TYPED_TEST(TestMatricesTest, PrescribedSingularValues) {
+TYPED_TEST(SyntheticMatricesTest, PrescribedSingularValues) {
   using Space = TypeParam;
   using LL = Kokkos::LayoutLeft;
   using LR = Kokkos::LayoutRight;
@@ -127,7 +132,7 @@ TYPED_TEST(TestMatricesTest, PrescribedSingularValues) {
 
 // The Haar factor is the Q of the QR with positive diagonal of the Gaussian operator it
 // draws: Q^T Q = I and Q^T G upper triangular with a positive diagonal (= R).
-TYPED_TEST(TestMatricesTest, HaarFactorIsPositiveDiagonalQ) {
+TYPED_TEST(SyntheticMatricesTest, HaarFactorIsPositiveDiagonalQ) {
   using Space = TypeParam;
   const std::int64_t m = 45, k = 12;
   const RNGState st(5);
@@ -158,7 +163,7 @@ TYPED_TEST(TestMatricesTest, HaarFactorIsPositiveDiagonalQ) {
     for (std::int64_t j = 0; j < k; ++j) EXPECT_NEAR(qr(i, j), g(i, j), 1e-12);
 }
 
-TYPED_TEST(TestMatricesTest, SameStateSameMatrixOnEverySpace) {
+TYPED_TEST(SyntheticMatricesTest, SameStateSameMatrixOnEverySpace) {
   using Space = TypeParam;
   using Host = Kokkos::Serial;
   const std::int64_t m = 40, n = 30;
@@ -196,7 +201,7 @@ TYPED_TEST(TestMatricesTest, SameStateSameMatrixOnEverySpace) {
   EXPECT_TRUE(same_spectrum(s1, s2, 1e-13));
 }
 
-TYPED_TEST(TestMatricesTest, CauchyEntriesAndOrthogonalIteration) {
+TYPED_TEST(SyntheticMatricesTest, CauchyEntriesAndOrthogonalIteration) {
   using Space = TypeParam;
   const std::int64_t n = 200;
   const RNGState st(9);
@@ -241,8 +246,8 @@ TYPED_TEST(TestMatricesTest, CauchyEntriesAndOrthogonalIteration) {
   }
   for (double v : a.a) amax = std::max(amax, std::abs(v));
   EXPECT_NEAR(ta, tc, 1e-10 * std::abs(tc));
-  // Its leading entry is about sigma_1 and exceeds the FP16 range (the seed's remark), while
-  // no entry of the raw C does.
+  // Its leading entry is about sigma_1 and exceeds the FP16 range (as Ootomo & Yokota 2023 remark),
+  // while no entry of the raw C does.
   EXPECT_GT(amax, double(fp16_max));
   // A(0, 0) = q^T C q (q = C e_0 / ||C e_0||) is a Rayleigh quotient: at most sigma_1, and
   // close to it since C is dominated by its first singular triple.
@@ -254,7 +259,7 @@ TYPED_TEST(TestMatricesTest, CauchyEntriesAndOrthogonalIteration) {
   for (std::size_t i = 0; i < a.a.size(); ++i) EXPECT_EQ(af.a[i], double(float(a.a[i])));
 }
 
-TYPED_TEST(TestMatricesTest, BadArgumentsThrow) {
+TYPED_TEST(SyntheticMatricesTest, BadArgumentsThrow) {
   using Space = TypeParam;
   const RNGState st(1);
   Mat<Space, double> A("A", 6, 4), S("S", 5, 5), E("E", 0, 3);
@@ -276,5 +281,16 @@ TYPED_TEST(TestMatricesTest, BadArgumentsThrow) {
   raw.orthogonal_iteration = false;
   EXPECT_NO_THROW(test_matrix_cauchy(Space{}, st, A, raw));  // non-square raw C is fine
 }
+
+// The former names of the renamed public types still compile, as deprecated aliases.
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+static_assert(std::is_same<TestMatrixResult, SyntheticMatrixResult>::value,
+              "TestMatrixResult is the former name of SyntheticMatrixResult");
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-/// \file KokkosSketch_TestMatrices_impl.hpp
-/// \brief Kernels behind the low-rank test matrices: Haar-distributed orthonormal factors,
+/// \file KokkosSketch_SyntheticMatrices_impl.hpp
+/// \brief Kernels behind the synthetic low-rank matrices: Haar-distributed orthonormal factors,
 /// the Cauchy matrix, and the conversion into the caller's View.
-#ifndef KOKKOSSKETCH_TESTMATRICES_IMPL_HPP
-#define KOKKOSSKETCH_TESTMATRICES_IMPL_HPP
+#ifndef KOKKOSSKETCH_SYNTHETICMATRICES_IMPL_HPP
+#define KOKKOSSKETCH_SYNTHETICMATRICES_IMPL_HPP
 
 #include <KokkosSketch_DenseLA.hpp>
 #include <KokkosSketch_Operators.hpp>
