@@ -17,15 +17,17 @@
 #include <KokkosSketch_HalfGaussianOp.hpp>
 #include <KokkosSketch_LeastSquares.hpp>
 #include <KokkosSketch_LeverageScores.hpp>
+#include <KokkosSketch_LowrankOptions.hpp>
 #include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_Orthonormalize.hpp>
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_RPHOSVD.hpp>
 #include <KokkosSketch_RandomizedSVD.hpp>
 #include <KokkosSketch_Shgemm.hpp>
 #include <KokkosSketch_SketchSize.hpp>
-#include <KokkosSketch_TestMatrices.hpp>
-#include <KokkosSketch_TestTensors.hpp>
+#include <KokkosSketch_SyntheticMatrices.hpp>
+#include <KokkosSketch_SyntheticTensors.hpp>
 
 // The configuration must match the Kokkos this translation unit is compiled against.
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS) && !defined(KOKKOS_ENABLE_CUDA)

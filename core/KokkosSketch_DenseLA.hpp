@@ -21,6 +21,7 @@
 #define KOKKOSSKETCH_DENSELA_HPP
 
 #include <KokkosSketch_Compat.hpp>
+#include <KokkosSketch_Config.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Traits.hpp>
 
@@ -53,7 +54,7 @@ enum class SvdDriver {
   /// needs at its default tolerance, and not faster; see backends/cuda).
   automatic,
   /// xGESVD (Householder bidiagonalization and implicit QR iteration) on every backend: the
-  /// classic driver (the seed paper's cuSOLVER baseline).
+  /// classic driver (the cuSOLVER baseline of Ootomo & Yokota's randomized SVD).
   qr_iteration
 };
 
@@ -202,7 +203,7 @@ void transpose_raw(const ExecSpace& space, int rows, int cols, const Scalar* src
 
 // Backend specializations of DenseLABackend.
 #include <KokkosSketch_Host_DenseLA.hpp>
-#if defined(KOKKOS_ENABLE_CUDA)
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
 #include <KokkosSketch_Cuda_DenseLA.hpp>
 #endif
 

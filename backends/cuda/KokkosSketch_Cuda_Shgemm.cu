@@ -15,7 +15,7 @@
 ///   a_lo = fp16(sigma_i a - a_hi) (round to nearest), where sigma_i is the power of two that
 ///   puts row i's largest magnitude in [2^14, 2^15) (row maxima from a first pass over A).
 ///   Scaling by a power of two is exact, so any finite A fits FP16's range, and a_lo stays a
-///   normal FP16 number wherever it matters: the seed's factor 2^11 on the correction is not
+///   normal FP16 number wherever it matters: Ootomo & Yokota's factor 2^11 on the correction is not
 ///   needed, and both products accumulate into one FP32 accumulator,
 ///   mma.m16n8k16(a_hi, b) + mma.m16n8k16(a_lo, b). The split of tile t + 1 is interleaved
 ///   with the MMAs of tile t.
@@ -23,7 +23,7 @@
 ///   in registers, B's FP16
 ///   values converted exactly to TF32, mma.m16n8k8. No scaling: TF32 has FP32's range.
 /// - Per tile the Tensor Cores accumulate from zero (a chain of 8 or 16 MMAs) and the tile sum
-///   is added to a second FP32 accumulator by the CUDA cores, round to nearest: the seed's
+///   is added to a second FP32 accumulator by the CUDA cores, round to nearest: Ootomo & Yokota's
 ///   remedy for the Tensor Cores' truncating accumulation.
 /// - Epilogue: C(i, j) = outer(i, j) / sigma_i.
 /// Edges (m, n, k not multiples of the tile) are zero-filled by cp.async; n8 sub-tiles

@@ -14,6 +14,9 @@
 #ifndef KOKKOSSKETCH_CUDA_SHGEMM_HPP
 #define KOKKOSSKETCH_CUDA_SHGEMM_HPP
 
+#include <KokkosSketch_Shgemm.hpp>
+
+#include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Cuda_ShgemmKernels.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
@@ -33,8 +36,8 @@ namespace CudaShgemm {
 
 inline bool device_has_tensor_cores(int device) {
   int major = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
-    return false;
+  KOKKOSSKETCH_CHECK_CUDA(
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   return major >= 8;
 }
 
@@ -144,9 +147,7 @@ struct ShgemmApply<Kokkos::Cuda, AView, BSource, CView, void> {
     }
     void* ws = WorkspaceCache<Kokkos::CudaSpace>::get(key, "shgemm[rowmax]",
                                                       workspace_bytes(p) + 16);
-    const cudaError_t err = launch(p, ws, space.cuda_stream());
-    KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "shgemm", "CUDA kernel launch failed: ",
-                          cudaGetErrorString(err));
+    KOKKOSSKETCH_CHECK_CUDA(launch(p, ws, space.cuda_stream()));
   }
 };
 
@@ -196,9 +197,7 @@ struct ShgemmUnfolded<Kokkos::Cuda, void> {
     ScopedRegion region("shgemm[cuda-tc-unfolded]");
     void* ws = WorkspaceCache<Kokkos::CudaSpace>::get(space.cuda_stream(), "shgemm[rowmax]",
                                                       workspace_bytes(p) + 16);
-    const cudaError_t err = launch(p, ws, space.cuda_stream());
-    KOKKOSSKETCH_THROW_IF(err != cudaSuccess, "shgemm", "CUDA kernel launch failed: ",
-                          cudaGetErrorString(err));
+    KOKKOSSKETCH_CHECK_CUDA(launch(p, ws, space.cuda_stream()));
   }
 
  private:

@@ -15,6 +15,7 @@
 #error "Include <KokkosSketch_Shgemm.hpp>, which defines ShgemmVariant, not this header"
 #endif
 
+#include <KokkosSketch_Config.hpp>
 #include <impl/KokkosSketch_Shgemm_impl.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -101,10 +102,8 @@ struct ShgemmUnfolded {
 }  // namespace KokkosSketch
 
 // Backend specializations of the dispatch struct above.
-#if defined(KOKKOS_ENABLE_CUDA) && defined(__has_include)
-#if __has_include(<KokkosSketch_Cuda_Shgemm.hpp>)
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
 #include <KokkosSketch_Cuda_Shgemm.hpp>
-#endif
 #endif
 
 #endif
