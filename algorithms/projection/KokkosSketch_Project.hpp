@@ -5,10 +5,11 @@
 #define KOKKOSSKETCH_PROJECT_HPP
 
 #include <KokkosSketch_Error.hpp>
-#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_DenseOp.hpp>
+#include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
+#include <KokkosSketch_SparseOp.hpp>
 #include <KokkosSketch_Traits.hpp>
-#include <impl/KokkosSketch_Materialize_impl.hpp>
 #include <impl/KokkosSketch_Project_spec.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
@@ -129,66 +130,6 @@ template <class AView, class YView>
 void dense_project(const DenseOp& S, const AView& A, const YView& Y,
                    const ProjectOptions& opts = {}) {
   dense_project(typename YView::execution_space{}, S, A, Y, opts);
-}
-
-/// \brief CSR type returned by materialize(SparseOp): 64-bit column indices and offsets.
-template <class Scalar, class ExecSpace>
-using SparseMatrix = KokkosSparse::CrsMatrix<Scalar, std::int64_t, typename ExecSpace::device_type,
-                                             void, std::int64_t>;
-
-/// \brief The explicit k x D matrix of a dense operator (scaling included), for tests and for
-/// users who want it. Needs k D entries of memory.
-/// \tparam Scalar value type of the result
-/// \param [in] space instance the kernel is enqueued on (asynchronous)
-/// \param [in] S operator (or submatrix) to write out
-/// \return a rows() x cols() LayoutRight View in ExecSpace's memory space, entry (i, j) =
-///   scale() * entry(i, j)
-/// \throws Error if k D entries overflow a 64-bit byte count
-template <class Scalar = double, class ExecSpace>
-Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> materialize(
-    const ExecSpace& space, const DenseOp& S) {
-  Impl::ScopedRegion region("materialize[dense]");
-  KOKKOSSKETCH_THROW_IF(S.rows() > std::numeric_limits<std::int64_t>::max() / 8 / S.cols(),
-                        "materialize", "a ", S.rows(), " x ", S.cols(),
-                        " dense matrix does not fit in memory");
-  Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> M(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S"),
-      S.rows(), S.cols());
-  Impl::materialize_dense(space, S, M);
-  return M;
-}
-
-/// \brief The explicit CSR matrix of a very sparse operator (scaling included). Waits for the
-/// row counts to size the arrays (returns a host-sized object).
-/// \tparam Scalar value type of the result
-/// \param [in] space instance the kernels run on; the call waits for the row counts
-/// \param [in] S operator (or submatrix) to write out
-/// \return a rows() x cols() CSR matrix, column indices ascending in each row, values
-///   +-scale()
-template <class Scalar = double, class ExecSpace>
-SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const SparseOp& S) {
-  Impl::ScopedRegion region("materialize[sparse]");
-  using matrix_t = SparseMatrix<Scalar, ExecSpace>;
-  using mem_t = typename ExecSpace::memory_space;
-  Kokkos::View<std::int64_t*, mem_t> row_map(
-      Kokkos::view_alloc(space, "KokkosSketch::materialized_S::row_map"), S.rows() + 1);
-  Impl::sparse_row_counts(space, S, Kokkos::subview(row_map, Kokkos::make_pair(std::int64_t(1), S.rows() + 1)));
-  std::int64_t nnz = 0;
-  Kokkos::parallel_scan(
-      "KokkosSketch::materialize[sparse:scan]",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 1, S.rows() + 1),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t & run, bool final) {
-        run += row_map(i);
-        if (final) row_map(i) = run;
-      },
-      nnz);
-  Kokkos::View<std::int64_t*, mem_t> entries(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::entries"), nnz);
-  Kokkos::View<Scalar*, mem_t> values(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::values"), nnz);
-  Impl::sparse_fill(space, S, row_map, entries, values);
-  return matrix_t("KokkosSketch::materialized_S", S.rows(), S.cols(), nnz, values, row_map,
-                  entries);
 }
 
 }  // namespace KokkosSketch

@@ -7,6 +7,7 @@
 
 #include <KokkosSketch_CountSketchOp.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_Traits.hpp>
@@ -149,28 +150,6 @@ template <class AType, class YView,
 void count_sketch(const CountSketchOp& S, const AType& A, const YView& Y,
                   const CountSketchOptions& opts = {}) {
   count_sketch(typename YView::execution_space{}, S, A, Y, opts);
-}
-
-/// \brief The explicit p x n CSR matrix of a CountSketch: row b holds the columns j with
-/// h(j) = b in ascending order, with values s(j). Asynchronous on `space`.
-/// \tparam Scalar value type of the result
-/// \param [in] space instance the kernels run on
-/// \param [in] S operator (or column block) to write out
-/// \return a rows() x cols() CSR matrix with cols() nonzeros, one per column
-template <class Scalar = double, class ExecSpace>
-SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const CountSketchOp& S) {
-  Impl::ScopedRegion region("materialize[count_sketch]");
-  using mem_t = typename ExecSpace::memory_space;
-  const auto bk = Impl::count_sketch_buckets(space, S);
-  Kokkos::View<std::int64_t*, mem_t> entries(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::entries"),
-      S.cols());
-  Kokkos::View<Scalar*, mem_t> values(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::values"),
-      S.cols());
-  Impl::count_sketch_fill_csr(space, bk, entries, values);
-  return SparseMatrix<Scalar, ExecSpace>("KokkosSketch::materialized_S", S.rows(), S.cols(),
-                                         S.cols(), values, bk.offsets, entries);
 }
 
 }  // namespace KokkosSketch

@@ -6,7 +6,8 @@
 #define KOKKOSSKETCH_GAUSSIANSKETCH_HPP
 
 #include <KokkosSketch_Error.hpp>
-#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_GaussianSketchOp.hpp>
+#include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_Traits.hpp>
@@ -18,58 +19,6 @@
 #include <type_traits>
 
 namespace KokkosSketch {
-
-/// \brief Law of a Gaussian sketch: p x n, entries i.i.d. \f$N(0, 1/p)\f$.
-struct GaussianSketchDist {
-  std::int64_t n_rows = 0;  ///< p, the sketch size
-  std::int64_t n_cols = 0;  ///< n, the number of rows of the matrices it sketches
-};
-
-/// \brief One realisation of a GaussianSketchDist: the p x n matrix S with i.i.d.
-/// \f$N(0, 1/p)\f$ entries, so that \f$\mathbb{E}\,\|Sx\|_2^2 = \|x\|_2^2\f$.
-///
-/// S is the dense operator `DenseOp(DenseDist{p, n, DenseEntries::gaussian,
-/// Scaling::isometric}, state)`: entry (i, j) is a pure function of (state, i, j), never
-/// stored, the same on every backend (up to the last bits of the device math library's
-/// log/sin/cos in Box-Muller). It uses counter rows [state.counter, state.counter + p).
-class GaussianSketchOp {
- public:
-  /// \brief An empty operator (0 x 0); assign a constructed one before use.
-  GaussianSketchOp() = default;
-  /// \brief The realisation of `dist` fixed by `state`.
-  /// \param [in] dist p x n
-  /// \param [in] state key and base counter
-  /// \throws Error if p or n is not positive
-  GaussianSketchOp(const GaussianSketchDist& dist, const RNGState& state)
-      : m_op(make(dist, state)) {}
-
-  /// \brief Number of rows.
-  /// \return p
-  std::int64_t rows() const { return m_op.rows(); }
-  /// \brief Number of columns.
-  /// \return n
-  std::int64_t cols() const { return m_op.cols(); }
-  /// \brief The RNG state this operator was built from.
-  /// \return the state, unchanged by every call
-  const RNGState& state() const { return m_op.state(); }
-  /// \brief First state whose counters this operator does not use.
-  /// \return state() with counter words (2, 3) advanced by p
-  RNGState next_state() const { return m_op.next_state(); }
-  /// \brief The underlying dense operator (Gaussian entries, isometric scaling), e.g. for
-  /// `materialize`, `dense_project` or `DenseOp::submatrix`.
-  /// \return the DenseOp that defines S
-  const DenseOp& dense_op() const { return m_op; }
-
- private:
-  static DenseOp make(const GaussianSketchDist& dist, const RNGState& state) {
-    KOKKOSSKETCH_THROW_IF(dist.n_rows <= 0 || dist.n_cols <= 0, "GaussianSketchOp",
-                          "extents must be positive, got ", dist.n_rows, " x ", dist.n_cols);
-    return DenseOp(DenseDist{dist.n_rows, dist.n_cols, DenseEntries::gaussian,
-                             Scaling::isometric},
-                   state);
-  }
-  DenseOp m_op{};
-};
 
 namespace Impl {
 
