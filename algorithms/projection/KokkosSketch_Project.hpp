@@ -5,6 +5,7 @@
 #define KOKKOSSKETCH_PROJECT_HPP
 
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_DenseOp.hpp>
 #include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
@@ -27,37 +28,6 @@ struct ProjectOptions {
   bool check_finite = true;
 };
 
-namespace Impl {
-
-template <class Op, class AView, class YView>
-void check_project_args(const char* f, const Op& S, const AView& A, const YView& Y) {
-  const std::int64_t D = A.extent(0), b = A.extent(1);
-  KOKKOSSKETCH_THROW_IF(b == 0 || D == 0, f, "A is empty (", D, " x ", b, ")");
-  KOKKOSSKETCH_THROW_IF(D != S.cols(), f, "A has ", D, " rows but S is ", S.rows(), " x ",
-                        S.cols(), " (A.extent(0) must equal S.cols())");
-  KOKKOSSKETCH_THROW_IF(std::int64_t(Y.extent(0)) != S.rows() ||
-                            std::int64_t(Y.extent(1)) != b,
-                        f, "Y is ", Y.extent(0), " x ", Y.extent(1), " but S A is ", S.rows(),
-                        " x ", b);
-}
-
-template <class ExecSpace, class YView>
-void check_finite_result(const char* f, const ExecSpace& space, const YView& Y) {
-  const std::int64_t bad = count_nonfinite(space, Y, "KokkosSketch::check_finite");
-  KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of Y are NaN or Inf: A holds NaN/Inf in a "
-                        "row that S uses, or the sum overflowed");
-}
-
-template <class ExecSpace, class AView, class YView>
-constexpr void static_check_project() {
-  static_check_view<ExecSpace, AView, 2, false>();
-  static_check_view<ExecSpace, YView, 2, true>();
-  static_assert(std::is_floating_point<typename YView::non_const_value_type>::value,
-                "KokkosSketch: Y must hold float or double");
-}
-
-}  // namespace Impl
-
 /// \brief Y = S A for a very sparse S (density p, entries +-1 or scaled), generated on the fly.
 ///
 /// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
@@ -74,10 +44,11 @@ template <class ExecSpace, class AView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void sparse_project(const ExecSpace& space, const SparseOp& S, const AView& A, const YView& Y,
                     const ProjectOptions& opts = {}) {
-  Impl::static_check_project<ExecSpace, AView, YView>();
+  Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   using apply_t = Impl::SparseProjectApply<ExecSpace, AView, YView>;
   Impl::ScopedRegion region(std::string("sparse_project[") + apply_t::path + "]");
-  Impl::check_project_args("sparse_project", S, A, Y);
+  Impl::check_sketch_extents("sparse_project", S, A.extent(0), A.extent(1), Y.extent(0),
+                             Y.extent(1));
   apply_t::apply(space, S, A, Y);
   if (opts.check_finite) Impl::check_finite_result("sparse_project", space, Y);
 }
@@ -112,10 +83,11 @@ template <class ExecSpace, class AView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void dense_project(const ExecSpace& space, const DenseOp& S, const AView& A, const YView& Y,
                    const ProjectOptions& opts = {}) {
-  Impl::static_check_project<ExecSpace, AView, YView>();
+  Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   using apply_t = Impl::DenseProjectApply<ExecSpace, AView, YView>;
   Impl::ScopedRegion region(std::string("dense_project[") + apply_t::path + "]");
-  Impl::check_project_args("dense_project", S, A, Y);
+  Impl::check_sketch_extents("dense_project", S, A.extent(0), A.extent(1), Y.extent(0),
+                             Y.extent(1));
   apply_t::apply(space, S, A, Y);
   if (opts.check_finite) Impl::check_finite_result("dense_project", space, Y);
 }

@@ -5,11 +5,11 @@
 #ifndef KOKKOSSKETCH_COUNTSKETCH_HPP
 #define KOKKOSSKETCH_COUNTSKETCH_HPP
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_CountSketchOp.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
-#include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_Traits.hpp>
 #include <impl/KokkosSketch_CountSketch_spec.hpp>
 
@@ -39,29 +39,12 @@ struct CountSketchOptions {
 
 namespace Impl {
 
-/// True for KokkosSparse::CrsMatrix (Kokkos Kernels 3.4 has no such trait).
-template <class T>
-struct is_crs_matrix : std::false_type {};
-template <class... P>
-struct is_crs_matrix<KokkosSparse::CrsMatrix<P...>> : std::true_type {};
-template <class T>
-inline constexpr bool is_crs_matrix_v = is_crs_matrix<std::remove_cv_t<T>>::value;
-
 /// True when a CountSketchApply specialization declares `zeroes_y = true`: its apply()
 /// overwrites Y itself, so count_sketch does not zero Y first.
 template <class Apply, class = void>
 struct apply_zeroes_y : std::false_type {};
 template <class Apply>
 struct apply_zeroes_y<Apply, std::enable_if_t<Apply::zeroes_y>> : std::true_type {};
-
-inline void check_count_sketch_args(const CountSketchOp& S, std::int64_t n, std::int64_t d,
-                                    std::int64_t y0, std::int64_t y1) {
-  KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, "count_sketch", "A is empty (", n, " x ", d, ")");
-  KOKKOSSKETCH_THROW_IF(n != S.cols(), "count_sketch", "A has ", n, " rows but S is ", S.rows(),
-                        " x ", S.cols(), " (A's rows must equal S.cols())");
-  KOKKOSSKETCH_THROW_IF(y0 != S.rows() || y1 != d, "count_sketch", "Y is ", y0, " x ", y1,
-                        " but S A is ", S.rows(), " x ", d);
-}
 
 }  // namespace Impl
 
@@ -86,11 +69,12 @@ template <class ExecSpace, class AView, class YView,
                            int> = 0>
 void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A, const YView& Y,
                   const CountSketchOptions& opts = {}) {
-  Impl::static_check_project<ExecSpace, AView, YView>();
+  Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   using apply_t = Impl::CountSketchApply<ExecSpace, AView, YView>;
   Impl::ScopedRegion region(std::string("count_sketch[") +
                             (opts.deterministic ? "deterministic" : apply_t::path) + "]");
-  Impl::check_count_sketch_args(S, A.extent(0), A.extent(1), Y.extent(0), Y.extent(1));
+  Impl::check_sketch_extents("count_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
+                             Y.extent(1));
   if (opts.deterministic) {
     Impl::count_sketch_deterministic(space, S, A, Y);
   } else {
@@ -123,13 +107,11 @@ template <class ExecSpace, class CrsMatrix, class YView,
 void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatrix& A,
                   const YView& Y, const CountSketchOptions& opts = {}) {
   Impl::static_check_view<ExecSpace, YView, 2, true>();
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace,
-                                           typename CrsMatrix::device_type::memory_space>::accessible,
-                "KokkosSketch: the CrsMatrix lives in a memory space that the execution space "
-                "cannot access");
+  Impl::static_check_crs<ExecSpace, CrsMatrix>();
   Impl::ScopedRegion region(std::string("count_sketch[crs:") +
                             (opts.deterministic ? "deterministic" : "atomic") + "]");
-  Impl::check_count_sketch_args(S, A.numRows(), A.numCols(), Y.extent(0), Y.extent(1));
+  Impl::check_sketch_extents("count_sketch", S, A.numRows(), A.numCols(), Y.extent(0),
+                             Y.extent(1));
   if (opts.deterministic) {
     Impl::count_sketch_crs_deterministic(space, S, A, Y);
   } else {

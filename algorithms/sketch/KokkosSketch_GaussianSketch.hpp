@@ -5,11 +5,12 @@
 #ifndef KOKKOSSKETCH_GAUSSIANSKETCH_HPP
 #define KOKKOSSKETCH_GAUSSIANSKETCH_HPP
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketchOp.hpp>
 #include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
-#include <KokkosSketch_Project.hpp>
+#include <KokkosSketch_Project.hpp>  // gaussian_sketch calls dense_project; ProjectOptions
 #include <KokkosSketch_Traits.hpp>
 #include <impl/KokkosSketch_GaussianSketch_impl.hpp>
 
@@ -19,20 +20,6 @@
 #include <type_traits>
 
 namespace KokkosSketch {
-
-namespace Impl {
-
-template <class OpT>
-void check_sketch_args(const char* f, const OpT& S, std::int64_t n, std::int64_t d,
-                       std::int64_t yrows, std::int64_t ycols) {
-  KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, f, "A is empty (", n, " x ", d, ")");
-  KOKKOSSKETCH_THROW_IF(n != S.cols(), f, "A has ", n, " rows but S is ", S.rows(), " x ",
-                        S.cols(), " (A's row count must equal S.cols())");
-  KOKKOSSKETCH_THROW_IF(yrows != S.rows() || ycols != d, f, "Y is ", yrows, " x ", ycols,
-                        " but S A is ", S.rows(), " x ", d);
-}
-
-}  // namespace Impl
 
 /// \brief Y = S A for a Gaussian sketch S and a dense A.
 ///
@@ -53,9 +40,9 @@ template <class ExecSpace, class AView, class YView,
                            int> = 0>
 void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AView& A,
                      const YView& Y, const ProjectOptions& opts = {}) {
-  Impl::static_check_project<ExecSpace, AView, YView>();
+  Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   Impl::ScopedRegion region("gaussian_sketch[dense]");
-  Impl::check_sketch_args("gaussian_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
+  Impl::check_sketch_extents("gaussian_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
                           Y.extent(1));
   ProjectOptions inner = opts;
   inner.check_finite = false;
@@ -89,11 +76,9 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
   Impl::static_check_view<ExecSpace, YView, 2, true>();
   static_assert(std::is_floating_point<typename YView::non_const_value_type>::value,
                 "KokkosSketch: Y must hold float or double");
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename matrix_t::memory_space>::accessible,
-                "KokkosSketch: the CrsMatrix lives in a memory space that the execution space "
-                "cannot access");
+  Impl::static_check_crs<ExecSpace, matrix_t>();
   Impl::ScopedRegion region("gaussian_sketch[crs:generic]");
-  Impl::check_sketch_args("gaussian_sketch", S, std::int64_t(A.numRows()),
+  Impl::check_sketch_extents("gaussian_sketch", S, std::int64_t(A.numRows()),
                           std::int64_t(A.numCols()), Y.extent(0), Y.extent(1));
   using row_map_t = typename matrix_t::row_map_type;
   using entries_t = typename matrix_t::index_type;
