@@ -45,11 +45,13 @@ template <class ExecSpace, class AView, class YView,
 void sparse_project(const ExecSpace& space, const SparseOp& S, const AView& A, const YView& Y,
                     const ProjectOptions& opts = {}) {
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
-  using apply_t = Impl::SparseProjectApply<ExecSpace, AView, YView>;
+  using a_t = Impl::unmanaged_input_t<AView>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  using apply_t = Impl::SparseProjectApply<ExecSpace, a_t, y_t>;
   Impl::ScopedRegion region(std::string("sparse_project[") + apply_t::path + "]");
   Impl::check_sketch_extents("sparse_project", S, A.extent(0), A.extent(1), Y.extent(0),
                              Y.extent(1));
-  apply_t::apply(space, S, A, Y);
+  apply_t::apply(space, S, Impl::to_internal_input(A), Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("sparse_project", space, Y);
 }
 
@@ -84,11 +86,13 @@ template <class ExecSpace, class AView, class YView,
 void dense_project(const ExecSpace& space, const DenseOp& S, const AView& A, const YView& Y,
                    const ProjectOptions& opts = {}) {
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
-  using apply_t = Impl::DenseProjectApply<ExecSpace, AView, YView>;
+  using a_t = Impl::unmanaged_input_t<AView>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  using apply_t = Impl::DenseProjectApply<ExecSpace, a_t, y_t>;
   Impl::ScopedRegion region(std::string("dense_project[") + apply_t::path + "]");
   Impl::check_sketch_extents("dense_project", S, A.extent(0), A.extent(1), Y.extent(0),
                              Y.extent(1));
-  apply_t::apply(space, S, A, Y);
+  apply_t::apply(space, S, Impl::to_internal_input(A), Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("dense_project", space, Y);
 }
 

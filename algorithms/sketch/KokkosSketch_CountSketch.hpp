@@ -37,17 +37,6 @@ struct CountSketchOptions {
   bool check_finite = true;
 };
 
-namespace Impl {
-
-/// True when a CountSketchApply specialization declares `zeroes_y = true`: its apply()
-/// overwrites Y itself, so count_sketch does not zero Y first.
-template <class Apply, class = void>
-struct apply_zeroes_y : std::false_type {};
-template <class Apply>
-struct apply_zeroes_y<Apply, std::enable_if_t<Apply::zeroes_y>> : std::true_type {};
-
-}  // namespace Impl
-
 /// \brief Y = S A for a CountSketch S (p x n) and a dense A (n x d): row j of A, times s(j),
 /// is added to row h(j) of Y.
 ///
@@ -70,17 +59,19 @@ template <class ExecSpace, class AView, class YView,
 void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A, const YView& Y,
                   const CountSketchOptions& opts = {}) {
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
-  using apply_t = Impl::CountSketchApply<ExecSpace, AView, YView>;
+  using a_t = Impl::unmanaged_input_t<AView>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  using apply_t = Impl::CountSketchApply<ExecSpace, a_t, y_t>;
   Impl::ScopedRegion region(std::string("count_sketch[") +
                             (opts.deterministic ? "deterministic" : apply_t::path) + "]");
   Impl::check_sketch_extents("count_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
                              Y.extent(1));
+  const a_t a = Impl::to_internal_input(A);
+  const y_t y = Impl::to_internal_output(Y);
   if (opts.deterministic) {
-    Impl::count_sketch_deterministic(space, S, A, Y);
+    Impl::CountSketchDeterministicApply<ExecSpace, a_t, y_t>::apply(space, S, a, y);
   } else {
-    if constexpr (!Impl::apply_zeroes_y<apply_t>::value)
-      Kokkos::deep_copy(space, Y, typename YView::non_const_value_type(0));
-    apply_t::apply(space, S, A, Y);
+    apply_t::apply(space, S, a, y);
   }
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
 }
@@ -112,11 +103,20 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatri
                             (opts.deterministic ? "deterministic" : "atomic") + "]");
   Impl::check_sketch_extents("count_sketch", S, A.numRows(), A.numCols(), Y.extent(0),
                              Y.extent(1));
+  using rm_t = Impl::unmanaged_input_t<typename CrsMatrix::row_map_type>;
+  using en_t = Impl::unmanaged_input_t<typename CrsMatrix::index_type>;
+  using va_t = Impl::unmanaged_input_t<typename CrsMatrix::values_type>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  const rm_t row_map = A.graph.row_map;
+  const en_t entries = A.graph.entries;
+  const va_t values = A.values;
+  const y_t y = Impl::to_internal_output(Y);
   if (opts.deterministic) {
-    Impl::count_sketch_crs_deterministic(space, S, A, Y);
+    Impl::CountSketchCrsDeterministicApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(
+        space, S, row_map, entries, values, y);
   } else {
-    Kokkos::deep_copy(space, Y, typename YView::non_const_value_type(0));
-    Impl::count_sketch_crs_atomic(space, S, A, Y);
+    Impl::CountSketchCrsApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(space, S, row_map,
+                                                                      entries, values, y);
   }
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
 }

@@ -10,9 +10,9 @@
 #include <KokkosSketch_GaussianSketchOp.hpp>
 #include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
-#include <KokkosSketch_Project.hpp>  // gaussian_sketch calls dense_project; ProjectOptions
+#include <KokkosSketch_Project.hpp>  // ProjectOptions; the dense case is a dense projection
 #include <KokkosSketch_Traits.hpp>
-#include <impl/KokkosSketch_GaussianSketch_impl.hpp>
+#include <impl/KokkosSketch_GaussianSketch_spec.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
 
@@ -23,7 +23,8 @@ namespace KokkosSketch {
 
 /// \brief Y = S A for a Gaussian sketch S and a dense A.
 ///
-/// Delegates to dense_project with S.dense_op(): S is generated on the fly, never stored.
+/// The dense projection of S.dense_op() (DenseProjectApply, with its backend paths): S is
+/// generated on the fly, never stored.
 /// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
 /// \param [in] space instance the work is enqueued on (asynchronous unless
 ///   `opts.check_finite`).
@@ -43,10 +44,11 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AV
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   Impl::ScopedRegion region("gaussian_sketch[dense]");
   Impl::check_sketch_extents("gaussian_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
-                          Y.extent(1));
-  ProjectOptions inner = opts;
-  inner.check_finite = false;
-  dense_project(space, S.dense_op(), A, Y, inner);
+                             Y.extent(1));
+  using a_t = Impl::unmanaged_input_t<AView>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  Impl::GaussianSketchApply<ExecSpace, a_t, y_t>::apply(space, S, Impl::to_internal_input(A),
+                                                       Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
 }
 
@@ -79,12 +81,14 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
   Impl::static_check_crs<ExecSpace, matrix_t>();
   Impl::ScopedRegion region("gaussian_sketch[crs:generic]");
   Impl::check_sketch_extents("gaussian_sketch", S, std::int64_t(A.numRows()),
-                          std::int64_t(A.numCols()), Y.extent(0), Y.extent(1));
-  using row_map_t = typename matrix_t::row_map_type;
-  using entries_t = typename matrix_t::index_type;
-  using values_t = typename matrix_t::values_type;
-  Impl::DenseTimesCrsGeneric<ExecSpace, row_map_t, entries_t, values_t, YView>::apply(
-      space, S.dense_op(), A.graph.row_map, A.graph.entries, A.values, Y);
+                             std::int64_t(A.numCols()), Y.extent(0), Y.extent(1));
+  using rm_t = Impl::unmanaged_input_t<typename matrix_t::row_map_type>;
+  using en_t = Impl::unmanaged_input_t<typename matrix_t::index_type>;
+  using va_t = Impl::unmanaged_input_t<typename matrix_t::values_type>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  Impl::GaussianSketchCrsApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(
+      space, S, rm_t(A.graph.row_map), en_t(A.graph.entries), va_t(A.values),
+      Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
 }
 

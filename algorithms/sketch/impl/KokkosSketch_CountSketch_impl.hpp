@@ -25,7 +25,7 @@ inline constexpr bool is_serial_space_v<Kokkos::Serial> = true;
 #endif
 
 /// Y = S A, atomic path: each row j of A is added, times s(j), to row h(j) of Y with atomic
-/// additions (plain additions on Serial). Y must be zero. A team of T threads takes 32 T
+/// additions (plain additions on Serial). Y must be zero (CountSketchApply zeroes it). A team of T threads takes 32 T
 /// rows; a thread's vector lanes first draw the buckets and signs of its 32 rows (one Philox
 /// call per row, into team scratch), then add the rows one after another, lanes over the
 /// columns.
@@ -150,15 +150,13 @@ void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, 
 
 /// Y = S A for A in CSR form (n x d), atomic path: row j's nonzeros are added, times s(j),
 /// to row h(j) of Y (Y must be zero); one thread per row, vector lanes over its nonzeros.
-template <class ExecSpace, class Matrix, class YView>
-void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S, const Matrix& A,
-                             const YView& Y) {
+template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
+void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
+                             const RowMap& row_map, const Entries& entries,
+                             const Values& values, const YView& Y) {
   using y_value = typename YView::non_const_value_type;
   using policy_t = Kokkos::TeamPolicy<ExecSpace>;
   using member_t = typename policy_t::member_type;
-  const auto row_map = A.graph.row_map;
-  const auto entries = A.graph.entries;
-  const auto values = A.values;
   int team = 1, vector = 1;
   if constexpr (!is_host_space_v<ExecSpace>) {
     vector = 8;
@@ -190,13 +188,11 @@ void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S, con
 
 /// Y = S A for A in CSR form, deterministic path: one thread per bucket zeroes its row of Y
 /// and adds the bucket's rows of A in ascending row order, nonzeros in stored order.
-template <class ExecSpace, class Matrix, class YView>
+template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
 void count_sketch_crs_deterministic(const ExecSpace& space, const CountSketchOp& S,
-                                    const Matrix& A, const YView& Y) {
+                                    const RowMap& row_map, const Entries& entries,
+                                    const Values& values, const YView& Y) {
   using y_value = typename YView::non_const_value_type;
-  const auto row_map = A.graph.row_map;
-  const auto entries = A.graph.entries;
-  const auto values = A.values;
   const auto bk = count_sketch_buckets(space, S);
   const auto offsets = bk.offsets;
   const auto perm = bk.perm;
