@@ -7,7 +7,7 @@
 
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Half.hpp>
-#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_OperatorBase.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_Traits.hpp>

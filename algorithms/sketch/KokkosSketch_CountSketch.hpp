@@ -5,10 +5,11 @@
 #ifndef KOKKOSSKETCH_COUNTSKETCH_HPP
 #define KOKKOSSKETCH_COUNTSKETCH_HPP
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_CountSketchOp.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
-#include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_Traits.hpp>
 #include <impl/KokkosSketch_CountSketch_spec.hpp>
 
@@ -36,34 +37,6 @@ struct CountSketchOptions {
   bool check_finite = true;
 };
 
-namespace Impl {
-
-/// True for KokkosSparse::CrsMatrix (Kokkos Kernels 3.4 has no such trait).
-template <class T>
-struct is_crs_matrix : std::false_type {};
-template <class... P>
-struct is_crs_matrix<KokkosSparse::CrsMatrix<P...>> : std::true_type {};
-template <class T>
-inline constexpr bool is_crs_matrix_v = is_crs_matrix<std::remove_cv_t<T>>::value;
-
-/// True when a CountSketchApply specialization declares `zeroes_y = true`: its apply()
-/// overwrites Y itself, so count_sketch does not zero Y first.
-template <class Apply, class = void>
-struct apply_zeroes_y : std::false_type {};
-template <class Apply>
-struct apply_zeroes_y<Apply, std::enable_if_t<Apply::zeroes_y>> : std::true_type {};
-
-inline void check_count_sketch_args(const CountSketchOp& S, std::int64_t n, std::int64_t d,
-                                    std::int64_t y0, std::int64_t y1) {
-  KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, "count_sketch", "A is empty (", n, " x ", d, ")");
-  KOKKOSSKETCH_THROW_IF(n != S.cols(), "count_sketch", "A has ", n, " rows but S is ", S.rows(),
-                        " x ", S.cols(), " (A's rows must equal S.cols())");
-  KOKKOSSKETCH_THROW_IF(y0 != S.rows() || y1 != d, "count_sketch", "Y is ", y0, " x ", y1,
-                        " but S A is ", S.rows(), " x ", d);
-}
-
-}  // namespace Impl
-
 /// \brief Y = S A for a CountSketch S (p x n) and a dense A (n x d): row j of A, times s(j),
 /// is added to row h(j) of Y.
 ///
@@ -85,17 +58,20 @@ template <class ExecSpace, class AView, class YView,
                            int> = 0>
 void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A, const YView& Y,
                   const CountSketchOptions& opts = {}) {
-  Impl::static_check_project<ExecSpace, AView, YView>();
-  using apply_t = Impl::CountSketchApply<ExecSpace, AView, YView>;
+  Impl::static_check_sketch_views<ExecSpace, AView, YView>();
+  using a_t = Impl::unmanaged_input_t<AView>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  using apply_t = Impl::CountSketchApply<ExecSpace, a_t, y_t>;
   Impl::ScopedRegion region(std::string("count_sketch[") +
                             (opts.deterministic ? "deterministic" : apply_t::path) + "]");
-  Impl::check_count_sketch_args(S, A.extent(0), A.extent(1), Y.extent(0), Y.extent(1));
+  Impl::check_sketch_extents("count_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
+                             Y.extent(1));
+  const a_t a = Impl::to_internal_input(A);
+  const y_t y = Impl::to_internal_output(Y);
   if (opts.deterministic) {
-    Impl::count_sketch_deterministic(space, S, A, Y);
+    Impl::CountSketchDeterministicApply<ExecSpace, a_t, y_t>::apply(space, S, a, y);
   } else {
-    if constexpr (!Impl::apply_zeroes_y<apply_t>::value)
-      Kokkos::deep_copy(space, Y, typename YView::non_const_value_type(0));
-    apply_t::apply(space, S, A, Y);
+    apply_t::apply(space, S, a, y);
   }
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
 }
@@ -122,18 +98,25 @@ template <class ExecSpace, class CrsMatrix, class YView,
 void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatrix& A,
                   const YView& Y, const CountSketchOptions& opts = {}) {
   Impl::static_check_view<ExecSpace, YView, 2, true>();
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace,
-                                           typename CrsMatrix::device_type::memory_space>::accessible,
-                "KokkosSketch: the CrsMatrix lives in a memory space that the execution space "
-                "cannot access");
+  Impl::static_check_crs<ExecSpace, CrsMatrix>();
   Impl::ScopedRegion region(std::string("count_sketch[crs:") +
                             (opts.deterministic ? "deterministic" : "atomic") + "]");
-  Impl::check_count_sketch_args(S, A.numRows(), A.numCols(), Y.extent(0), Y.extent(1));
+  Impl::check_sketch_extents("count_sketch", S, A.numRows(), A.numCols(), Y.extent(0),
+                             Y.extent(1));
+  using rm_t = Impl::unmanaged_input_t<typename CrsMatrix::row_map_type>;
+  using en_t = Impl::unmanaged_input_t<typename CrsMatrix::index_type>;
+  using va_t = Impl::unmanaged_input_t<typename CrsMatrix::values_type>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  const rm_t row_map = A.graph.row_map;
+  const en_t entries = A.graph.entries;
+  const va_t values = A.values;
+  const y_t y = Impl::to_internal_output(Y);
   if (opts.deterministic) {
-    Impl::count_sketch_crs_deterministic(space, S, A, Y);
+    Impl::CountSketchCrsDeterministicApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(
+        space, S, row_map, entries, values, y);
   } else {
-    Kokkos::deep_copy(space, Y, typename YView::non_const_value_type(0));
-    Impl::count_sketch_crs_atomic(space, S, A, Y);
+    Impl::CountSketchCrsApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(space, S, row_map,
+                                                                      entries, values, y);
   }
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
 }
@@ -149,28 +132,6 @@ template <class AType, class YView,
 void count_sketch(const CountSketchOp& S, const AType& A, const YView& Y,
                   const CountSketchOptions& opts = {}) {
   count_sketch(typename YView::execution_space{}, S, A, Y, opts);
-}
-
-/// \brief The explicit p x n CSR matrix of a CountSketch: row b holds the columns j with
-/// h(j) = b in ascending order, with values s(j). Asynchronous on `space`.
-/// \tparam Scalar value type of the result
-/// \param [in] space instance the kernels run on
-/// \param [in] S operator (or column block) to write out
-/// \return a rows() x cols() CSR matrix with cols() nonzeros, one per column
-template <class Scalar = double, class ExecSpace>
-SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const CountSketchOp& S) {
-  Impl::ScopedRegion region("materialize[count_sketch]");
-  using mem_t = typename ExecSpace::memory_space;
-  const auto bk = Impl::count_sketch_buckets(space, S);
-  Kokkos::View<std::int64_t*, mem_t> entries(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::entries"),
-      S.cols());
-  Kokkos::View<Scalar*, mem_t> values(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::values"),
-      S.cols());
-  Impl::count_sketch_fill_csr(space, bk, entries, values);
-  return SparseMatrix<Scalar, ExecSpace>("KokkosSketch::materialized_S", S.rows(), S.cols(),
-                                         S.cols(), values, bk.offsets, entries);
 }
 
 }  // namespace KokkosSketch

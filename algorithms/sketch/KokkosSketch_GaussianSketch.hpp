@@ -5,12 +5,14 @@
 #ifndef KOKKOSSKETCH_GAUSSIANSKETCH_HPP
 #define KOKKOSSKETCH_GAUSSIANSKETCH_HPP
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_Error.hpp>
-#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_GaussianSketchOp.hpp>
+#include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
-#include <KokkosSketch_Project.hpp>
+#include <KokkosSketch_Project.hpp>  // ProjectOptions; the dense case is a dense projection
 #include <KokkosSketch_Traits.hpp>
-#include <impl/KokkosSketch_GaussianSketch_impl.hpp>
+#include <impl/KokkosSketch_GaussianSketch_spec.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
 
@@ -19,75 +21,10 @@
 
 namespace KokkosSketch {
 
-/// \brief Law of a Gaussian sketch: p x n, entries i.i.d. \f$N(0, 1/p)\f$.
-struct GaussianSketchDist {
-  std::int64_t n_rows = 0;  ///< p, the sketch size
-  std::int64_t n_cols = 0;  ///< n, the number of rows of the matrices it sketches
-};
-
-/// \brief One realisation of a GaussianSketchDist: the p x n matrix S with i.i.d.
-/// \f$N(0, 1/p)\f$ entries, so that \f$\mathbb{E}\,\|Sx\|_2^2 = \|x\|_2^2\f$.
-///
-/// S is the dense operator `DenseOp(DenseDist{p, n, DenseEntries::gaussian,
-/// Scaling::isometric}, state)`: entry (i, j) is a pure function of (state, i, j), never
-/// stored, the same on every backend (up to the last bits of the device math library's
-/// log/sin/cos in Box-Muller). It uses counter rows [state.counter, state.counter + p).
-class GaussianSketchOp {
- public:
-  /// \brief An empty operator (0 x 0); assign a constructed one before use.
-  GaussianSketchOp() = default;
-  /// \brief The realisation of `dist` fixed by `state`.
-  /// \param [in] dist p x n
-  /// \param [in] state key and base counter
-  /// \throws Error if p or n is not positive
-  GaussianSketchOp(const GaussianSketchDist& dist, const RNGState& state)
-      : m_op(make(dist, state)) {}
-
-  /// \brief Number of rows.
-  /// \return p
-  std::int64_t rows() const { return m_op.rows(); }
-  /// \brief Number of columns.
-  /// \return n
-  std::int64_t cols() const { return m_op.cols(); }
-  /// \brief The RNG state this operator was built from.
-  /// \return the state, unchanged by every call
-  const RNGState& state() const { return m_op.state(); }
-  /// \brief First state whose counters this operator does not use.
-  /// \return state() with counter words (2, 3) advanced by p
-  RNGState next_state() const { return m_op.next_state(); }
-  /// \brief The underlying dense operator (Gaussian entries, isometric scaling), e.g. for
-  /// `materialize`, `dense_project` or `DenseOp::submatrix`.
-  /// \return the DenseOp that defines S
-  const DenseOp& dense_op() const { return m_op; }
-
- private:
-  static DenseOp make(const GaussianSketchDist& dist, const RNGState& state) {
-    KOKKOSSKETCH_THROW_IF(dist.n_rows <= 0 || dist.n_cols <= 0, "GaussianSketchOp",
-                          "extents must be positive, got ", dist.n_rows, " x ", dist.n_cols);
-    return DenseOp(DenseDist{dist.n_rows, dist.n_cols, DenseEntries::gaussian,
-                             Scaling::isometric},
-                   state);
-  }
-  DenseOp m_op{};
-};
-
-namespace Impl {
-
-template <class OpT>
-void check_sketch_args(const char* f, const OpT& S, std::int64_t n, std::int64_t d,
-                       std::int64_t yrows, std::int64_t ycols) {
-  KOKKOSSKETCH_THROW_IF(n == 0 || d == 0, f, "A is empty (", n, " x ", d, ")");
-  KOKKOSSKETCH_THROW_IF(n != S.cols(), f, "A has ", n, " rows but S is ", S.rows(), " x ",
-                        S.cols(), " (A's row count must equal S.cols())");
-  KOKKOSSKETCH_THROW_IF(yrows != S.rows() || ycols != d, f, "Y is ", yrows, " x ", ycols,
-                        " but S A is ", S.rows(), " x ", d);
-}
-
-}  // namespace Impl
-
 /// \brief Y = S A for a Gaussian sketch S and a dense A.
 ///
-/// Delegates to dense_project with S.dense_op(): S is generated on the fly, never stored.
+/// The dense projection of S.dense_op() (DenseProjectApply, with its backend paths): S is
+/// generated on the fly, never stored.
 /// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
 /// \param [in] space instance the work is enqueued on (asynchronous unless
 ///   `opts.check_finite`).
@@ -104,13 +41,14 @@ template <class ExecSpace, class AView, class YView,
                            int> = 0>
 void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AView& A,
                      const YView& Y, const ProjectOptions& opts = {}) {
-  Impl::static_check_project<ExecSpace, AView, YView>();
+  Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   Impl::ScopedRegion region("gaussian_sketch[dense]");
-  Impl::check_sketch_args("gaussian_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
-                          Y.extent(1));
-  ProjectOptions inner = opts;
-  inner.check_finite = false;
-  dense_project(space, S.dense_op(), A, Y, inner);
+  Impl::check_sketch_extents("gaussian_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
+                             Y.extent(1));
+  using a_t = Impl::unmanaged_input_t<AView>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  Impl::GaussianSketchApply<ExecSpace, a_t, y_t>::apply(space, S, Impl::to_internal_input(A),
+                                                       Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
 }
 
@@ -140,17 +78,17 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
   Impl::static_check_view<ExecSpace, YView, 2, true>();
   static_assert(std::is_floating_point<typename YView::non_const_value_type>::value,
                 "KokkosSketch: Y must hold float or double");
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename matrix_t::memory_space>::accessible,
-                "KokkosSketch: the CrsMatrix lives in a memory space that the execution space "
-                "cannot access");
+  Impl::static_check_crs<ExecSpace, matrix_t>();
   Impl::ScopedRegion region("gaussian_sketch[crs:generic]");
-  Impl::check_sketch_args("gaussian_sketch", S, std::int64_t(A.numRows()),
-                          std::int64_t(A.numCols()), Y.extent(0), Y.extent(1));
-  using row_map_t = typename matrix_t::row_map_type;
-  using entries_t = typename matrix_t::index_type;
-  using values_t = typename matrix_t::values_type;
-  Impl::DenseTimesCrsGeneric<ExecSpace, row_map_t, entries_t, values_t, YView>::apply(
-      space, S.dense_op(), A.graph.row_map, A.graph.entries, A.values, Y);
+  Impl::check_sketch_extents("gaussian_sketch", S, std::int64_t(A.numRows()),
+                             std::int64_t(A.numCols()), Y.extent(0), Y.extent(1));
+  using rm_t = Impl::unmanaged_input_t<typename matrix_t::row_map_type>;
+  using en_t = Impl::unmanaged_input_t<typename matrix_t::index_type>;
+  using va_t = Impl::unmanaged_input_t<typename matrix_t::values_type>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  Impl::GaussianSketchCrsApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(
+      space, S, rm_t(A.graph.row_map), en_t(A.graph.entries), va_t(A.values),
+      Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
 }
 

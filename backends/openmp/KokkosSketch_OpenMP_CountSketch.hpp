@@ -8,7 +8,8 @@
 /// into a private p x d slab W(t) with plain additions, then Y(b, c) = sum_t W(t, b, c) in
 /// t order. The result depends on T only (not on scheduling): repeatable for a fixed thread
 /// count. Used when the slabs take at most 256 MiB and n >= 2 T p (enough rows to pay for
-/// zeroing and summing the slabs); otherwise the generic atomic kernel runs.
+/// zeroing and summing the slabs); otherwise Y is zeroed and the generic atomic kernel runs.
+/// Either way apply() overwrites Y.
 #ifndef KOKKOSSKETCH_OPENMP_COUNTSKETCH_HPP
 #define KOKKOSSKETCH_OPENMP_COUNTSKETCH_HPP
 
@@ -31,6 +32,7 @@ struct CountSketchApply<Kokkos::OpenMP, AView, YView> {
     const std::int64_t T = space.concurrency();
     const double bytes = double(T) * double(p) * double(d) * double(sizeof(y_value));
     if (T <= 1 || bytes > double(std::int64_t(256) << 20) || n < 2 * T * p) {
+      Kokkos::deep_copy(space, Y, y_value(0));
       CountSketchAtomicGeneric<Kokkos::OpenMP, AView, YView>::apply(space, S, A, Y);
       return;
     }

@@ -579,4 +579,64 @@ TYPED_TEST(OperatorsTest, MaterializeAppliesTheScale) {
   EXPECT_TRUE(identical(to_dense(materialize_csr(Space(), S)), want, 300));
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// One operator shape: rows(), cols(), offsets, submatrix(row0, col0, n_rows, n_cols), state(),
+// next_state(), checked by is_sketch_operator.
+// ---------------------------------------------------------------------------------------------
+
+static_assert(is_sketch_operator_v<DenseOp>, "DenseOp is an operator");
+static_assert(is_sketch_operator_v<SparseOp>, "SparseOp is an operator");
+static_assert(is_sketch_operator_v<CountSketchOp>, "CountSketchOp is an operator");
+static_assert(is_sketch_operator_v<GaussianSketchOp>, "GaussianSketchOp is an operator");
+static_assert(is_sketch_operator_v<HalfGaussianOp<fp16>>, "HalfGaussianOp<fp16> is an operator");
+static_assert(is_sketch_operator_v<HalfGaussianOp<bf16>>, "HalfGaussianOp<bf16> is an operator");
+static_assert(is_sketch_operator_v<const DenseOp&>, "cv-qualifiers and references are ignored");
+static_assert(!is_sketch_operator_v<int>, "int is not an operator");
+static_assert(!is_sketch_operator_v<DenseDist>, "a distribution is not an operator");
+static_assert(!is_sketch_operator_v<RNGState>, "a state is not an operator");
+static_assert(!is_sketch_operator_v<Kokkos::View<double**>>, "a View is not an operator");
+
+TEST(OperatorShape, CountSketchSubmatrixTakesTheSharedShape) {
+  const CountSketchOp S(CountSketchDist{13, 1000}, RNGState(7));
+  const CountSketchOp a = S.submatrix(0, 100, 13, 400), b = S.submatrix(100, 400);
+  EXPECT_EQ(a.rows(), 13);
+  EXPECT_EQ(a.cols(), 400);
+  EXPECT_EQ(a.row_offset(), 0);
+  EXPECT_EQ(a.col_offset(), 100);
+  for (std::int64_t j = 0; j < 400; ++j) {
+    EXPECT_EQ(a.bucket(j), b.bucket(j));
+    EXPECT_EQ(a.sign(j), b.sign(j));
+    EXPECT_EQ(a.bucket(j), S.bucket(100 + j));
+  }
+  const CountSketchOp c = a.submatrix(0, 50, 13, 10);  // offsets compose
+  EXPECT_EQ(c.col_offset(), 150);
+  EXPECT_EQ(c.bucket(3), S.bucket(153));
+  TestUtil::expect_error([&] { S.submatrix(1, 0, 12, 10); }, "CountSketchOp::submatrix",
+                         "cut by columns only");
+  TestUtil::expect_error([&] { S.submatrix(0, 0, 12, 10); }, "CountSketchOp::submatrix",
+                         "cut by columns only");
+  EXPECT_THROW(S.submatrix(0, 990, 13, 11), Error);
+  EXPECT_EQ(a.state().counter.v[0], S.state().counter.v[0]);
+  EXPECT_EQ(a.next_state().counter.v[2], S.next_state().counter.v[2]);
+}
+
+TYPED_TEST(OperatorsTest, GaussianSketchSubmatrixIsTheDenseSubmatrix) {
+  using Space = TypeParam;
+  const GaussianSketchOp S(GaussianSketchDist{20, 700}, RNGState(3));
+  const GaussianSketchOp sub = S.submatrix(3, 130, 11, 500);
+  EXPECT_EQ(sub.rows(), 11);
+  EXPECT_EQ(sub.cols(), 500);
+  EXPECT_EQ(sub.row_offset(), 3);
+  EXPECT_EQ(sub.col_offset(), 130);
+  EXPECT_EQ(sub.dense_op().scale(), S.dense_op().scale());  // the full matrix's 1/sqrt(p)
+  const DenseOp want = S.dense_op().submatrix(3, 130, 11, 500);
+  EXPECT_EQ(materialize_dense(Space(), sub.dense_op()), materialize_dense(Space(), want));
+  EXPECT_EQ(TestUtil::to_host(materialize(Space(), sub)),
+            TestUtil::to_host(materialize(Space(), want)));
+  EXPECT_THROW(S.submatrix(0, 0, 21, 1), Error);
+  const RNGState n = S.next_state(), m = sub.next_state();  // the full matrix's counters
+  for (int w = 0; w < 4; ++w) EXPECT_EQ(n.counter.v[w], m.counter.v[w]);
+}
+
 }  // namespace

@@ -9,7 +9,7 @@
 #ifndef KOKKOSSKETCH_DENSEPROJECT_IMPL_HPP
 #define KOKKOSSKETCH_DENSEPROJECT_IMPL_HPP
 
-#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_DenseOp.hpp>
 #include <KokkosSketch_Traits.hpp>
 
 namespace KokkosSketch {

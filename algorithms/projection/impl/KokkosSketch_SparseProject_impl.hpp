@@ -10,7 +10,7 @@
 #ifndef KOKKOSSKETCH_SPARSEPROJECT_IMPL_HPP
 #define KOKKOSSKETCH_SPARSEPROJECT_IMPL_HPP
 
-#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_SparseOp.hpp>
 #include <KokkosSketch_Traits.hpp>
 
 namespace KokkosSketch {

@@ -8,6 +8,7 @@
 
 #include <KokkosSketch_CountSketchOp.hpp>
 #include <KokkosSketch_Traits.hpp>
+#include <impl/KokkosSketch_CountSketchBuckets_impl.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -23,108 +24,8 @@ template <>
 inline constexpr bool is_serial_space_v<Kokkos::Serial> = true;
 #endif
 
-/// Bit 63 of a sorted entry: the column's sign is negative. Bits 0..62: the column index.
-inline constexpr std::uint64_t cs_neg_bit = std::uint64_t(1) << 63;
-
-/// Ascending column indices of S grouped by bucket (a CSR pattern of S, p x n): rows of
-/// bucket b are perm(offsets(b)) .. perm(offsets(b + 1) - 1), each tagged with its sign in
-/// bit 63.
-template <class MemSpace>
-struct CountSketchBuckets {
-  Kokkos::View<std::int64_t*, MemSpace> offsets;  // p + 1
-  Kokkos::View<std::uint64_t*, MemSpace> perm;    // n
-};
-
-/// Stable counting sort of the columns of S by bucket, on `space`, without a fence:
-///  1. histogram of the buckets by integer atomics (order-independent), exclusive scan into
-///     `offsets`;
-///  2. the number of columns whose bucket has bit t clear, for each bit t (a team reduction
-///     over the histogram per bit);
-///  3. least-significant-digit radix sort with one bit per pass: pass t is a stable
-///     partition by bit t of the bucket, made by one parallel_scan that places every column
-///     at (zeros before it) or (zeros in total + ones before it). The initial order is
-///     ascending, every pass is stable, so each bucket's list ends ascending.
-/// Cost: ceil(log2 p) passes, each reading the n entries twice (the scan's two sweeps),
-/// writing them once and recomputing the bucket (one Philox call) per read; O(n + p) memory.
-template <class ExecSpace>
-CountSketchBuckets<typename ExecSpace::memory_space> count_sketch_buckets(
-    const ExecSpace& space, const CountSketchOp& S) {
-  using mem_t = typename ExecSpace::memory_space;
-  using range_t = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
-  const std::int64_t p = S.rows(), n = S.cols();
-  CountSketchBuckets<mem_t> out;
-  out.offsets = Kokkos::View<std::int64_t*, mem_t>(
-      Kokkos::view_alloc(space, "KokkosSketch::count_sketch::offsets"), p + 1);
-  out.perm = Kokkos::View<std::uint64_t*, mem_t>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::count_sketch::perm"),
-      n);
-  Kokkos::View<std::uint64_t*, mem_t> other(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::count_sketch::perm2"),
-      n);
-  const auto offsets = out.offsets;
-  auto cur = out.perm;
-
-  // 1. Histogram into offsets(1 .. p), identity order with sign bits into perm.
-  Kokkos::parallel_for(
-      "KokkosSketch::count_sketch[histogram]", range_t(space, 0, n),
-      KOKKOS_LAMBDA(std::int64_t j) {
-        const CountSketchOp::Draw d = S.draw(j);
-        Kokkos::atomic_add(&offsets(d.bucket + 1), std::int64_t(1));
-        cur(j) = std::uint64_t(j) | (d.negative ? cs_neg_bit : 0u);
-      });
-  Kokkos::parallel_scan(
-      "KokkosSketch::count_sketch[offsets]", range_t(space, 0, p + 1),
-      KOKKOS_LAMBDA(std::int64_t b, std::int64_t & run, bool final) {
-        run += offsets(b);
-        if (final) offsets(b) = run;
-      });
-
-  int nbits = 0;
-  while (nbits < 63 && (std::int64_t(1) << nbits) < p) ++nbits;
-  if (nbits == 0) return out;
-
-  // 2. zeros(t) = number of columns whose bucket has bit t clear.
-  Kokkos::View<std::int64_t*, mem_t> zeros(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::count_sketch::zeros"),
-      nbits);
-  using team_policy_t = Kokkos::TeamPolicy<ExecSpace>;
-  using member_t = typename team_policy_t::member_type;
-  Kokkos::parallel_for(
-      "KokkosSketch::count_sketch[bit_counts]", team_policy_t(space, nbits, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member_t& team) {
-        const int t = team.league_rank();
-        std::int64_t z = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, p),
-            [&](const std::int64_t b, std::int64_t& acc) {
-              if (((b >> t) & 1) == 0) acc += offsets(b + 1) - offsets(b);
-            },
-            z);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { zeros(t) = z; });
-      });
-
-  // 3. One stable partition per bit.
-  constexpr std::uint64_t index_mask = ~cs_neg_bit;
-  for (int t = 0; t < nbits; ++t) {
-    const auto in = cur;
-    const auto dst = (cur.data() == out.perm.data()) ? other : out.perm;
-    Kokkos::parallel_scan(
-        "KokkosSketch::count_sketch[radix_pass]", range_t(space, 0, n),
-        KOKKOS_LAMBDA(std::int64_t i, std::int64_t & run, bool final) {
-          const std::uint64_t e = in(i);
-          const std::int64_t j = std::int64_t(e & index_mask);
-          const bool one = ((S.bucket(j) >> t) & 1) != 0;
-          if (final) dst(one ? zeros(t) + (i - run) : run) = e;
-          if (!one) run += 1;
-        });
-    cur = dst;
-  }
-  if (cur.data() != out.perm.data()) out.perm = cur;
-  return out;
-}
-
 /// Y = S A, atomic path: each row j of A is added, times s(j), to row h(j) of Y with atomic
-/// additions (plain additions on Serial). Y must be zero. A team of T threads takes 32 T
+/// additions (plain additions on Serial). Y must be zero (CountSketchApply zeroes it). A team of T threads takes 32 T
 /// rows; a thread's vector lanes first draw the buckets and signs of its 32 rows (one Philox
 /// call per row, into team scratch), then add the rows one after another, lanes over the
 /// columns.
@@ -249,15 +150,13 @@ void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, 
 
 /// Y = S A for A in CSR form (n x d), atomic path: row j's nonzeros are added, times s(j),
 /// to row h(j) of Y (Y must be zero); one thread per row, vector lanes over its nonzeros.
-template <class ExecSpace, class Matrix, class YView>
-void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S, const Matrix& A,
-                             const YView& Y) {
+template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
+void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
+                             const RowMap& row_map, const Entries& entries,
+                             const Values& values, const YView& Y) {
   using y_value = typename YView::non_const_value_type;
   using policy_t = Kokkos::TeamPolicy<ExecSpace>;
   using member_t = typename policy_t::member_type;
-  const auto row_map = A.graph.row_map;
-  const auto entries = A.graph.entries;
-  const auto values = A.values;
   int team = 1, vector = 1;
   if constexpr (!is_host_space_v<ExecSpace>) {
     vector = 8;
@@ -289,13 +188,11 @@ void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S, con
 
 /// Y = S A for A in CSR form, deterministic path: one thread per bucket zeroes its row of Y
 /// and adds the bucket's rows of A in ascending row order, nonzeros in stored order.
-template <class ExecSpace, class Matrix, class YView>
+template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
 void count_sketch_crs_deterministic(const ExecSpace& space, const CountSketchOp& S,
-                                    const Matrix& A, const YView& Y) {
+                                    const RowMap& row_map, const Entries& entries,
+                                    const Values& values, const YView& Y) {
   using y_value = typename YView::non_const_value_type;
-  const auto row_map = A.graph.row_map;
-  const auto entries = A.graph.entries;
-  const auto values = A.values;
   const auto bk = count_sketch_buckets(space, S);
   const auto offsets = bk.offsets;
   const auto perm = bk.perm;
@@ -315,24 +212,6 @@ void count_sketch_crs_deterministic(const ExecSpace& space, const CountSketchOp&
             Y(b, c) = neg ? Y(b, c) - a : Y(b, c) + a;
           }
         }
-      });
-}
-
-/// Writes the CSR arrays of S (p x n, one nonzero per column) from the sorted buckets.
-template <class ExecSpace, class Buckets, class Entries, class Values>
-void count_sketch_fill_csr(const ExecSpace& space, const Buckets& bk, const Entries& entries,
-                           const Values& values) {
-  using value_t = typename Values::non_const_value_type;
-  using ordinal_t = typename Entries::non_const_value_type;
-  const auto perm = bk.perm;
-  Kokkos::parallel_for(
-      "KokkosSketch::materialize[count_sketch]",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
-                                                                      perm.extent(0)),
-      KOKKOS_LAMBDA(std::int64_t e) {
-        const std::uint64_t w = perm(e);
-        entries(e) = ordinal_t(w & ~cs_neg_bit);
-        values(e) = (w & cs_neg_bit) ? value_t(-1) : value_t(1);
       });
 }
 

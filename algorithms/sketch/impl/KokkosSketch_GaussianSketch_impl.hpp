@@ -14,7 +14,7 @@
 #ifndef KOKKOSSKETCH_GAUSSIANSKETCH_IMPL_HPP
 #define KOKKOSSKETCH_GAUSSIANSKETCH_IMPL_HPP
 
-#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_DenseOp.hpp>
 #include <KokkosSketch_Traits.hpp>
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 #define KOKKOSSKETCH_COUNTSKETCHOP_HPP
 
 #include <KokkosSketch_Error.hpp>
-#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_OperatorBase.hpp>
 #include <KokkosSketch_RNG.hpp>
 
 #include <cstdint>
@@ -62,18 +62,45 @@ class CountSketchOp {
     m_cols = dist.n_cols;
   }
 
-  /// \brief The columns [col0, col0 + n_cols) of S as an operator (for a row block of A:
-  /// S A = sum over blocks of S[:, block] A[block, :]).
+  /// Name used in errors of submatrix().
+  static constexpr const char* submatrix_name = "CountSketchOp::submatrix";
+
+  /// \brief The submatrix S[row0 : row0 + n_rows, col0 : col0 + n_cols] as an operator, in
+  /// the shape every operator shares; a CountSketch can only be cut by columns (for a row
+  /// block of A: S A = sum over blocks of S[:, block] A[block, :]).
+  ///
+  /// A row block of a CountSketch is not a CountSketch (columns whose bucket falls outside
+  /// the block have no nonzero), and the kernels write every bucket of Y; so the row range
+  /// must be the whole of [0, rows()).
+  /// \param [in] row0 first row: 0
+  /// \param [in] col0 first column, relative to this operator
+  /// \param [in] n_rows number of rows: rows()
+  /// \param [in] n_cols number of columns, > 0
+  /// \return the column block, whose column j is column col0 + j of this operator
+  /// \throws Error if the column range is empty or not inside this operator, or the row
+  ///   range is not [0, rows())
+  CountSketchOp submatrix(std::int64_t row0, std::int64_t col0, std::int64_t n_rows,
+                          std::int64_t n_cols) const {
+    Impl::check_submatrix(submatrix_name, row0, col0, n_rows, n_cols, rows(), m_cols);
+    KOKKOSSKETCH_THROW_IF(row0 != 0 || n_rows != rows(), submatrix_name,
+                          "a CountSketch can be cut by columns only: rows [", row0, " : ",
+                          row0 + n_rows, ") requested, the row range must be [0 : ", rows(),
+                          ")");
+    CountSketchOp s = *this;
+    s.m_col0 += col0;
+    s.m_cols = n_cols;
+    return s;
+  }
+
+  /// \brief The columns [col0, col0 + n_cols) of S as an operator.
+  /// \deprecated Use submatrix(0, col0, rows(), n_cols), the shape every operator shares;
+  ///   this overload forwards to it.
   /// \param [in] col0 first column, relative to this operator
   /// \param [in] n_cols number of columns, > 0
   /// \return the column block, whose column j is column col0 + j of this operator
   /// \throws Error if the range is empty or not inside this operator
   CountSketchOp submatrix(std::int64_t col0, std::int64_t n_cols) const {
-    Impl::check_submatrix("CountSketchOp::submatrix", 0, col0, rows(), n_cols, rows(), m_cols);
-    CountSketchOp s = *this;
-    s.m_col0 += col0;
-    s.m_cols = n_cols;
-    return s;
+    return submatrix(0, col0, rows(), n_cols);
   }
 
   /// \brief Number of rows (buckets).
@@ -82,6 +109,9 @@ class CountSketchOp {
   /// \brief Number of columns.
   /// \return n, or the column block's width
   KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return m_cols; }
+  /// \brief Row of the full matrix where this operator starts.
+  /// \return 0 (a CountSketch is cut by columns only)
+  KOKKOS_INLINE_FUNCTION std::int64_t row_offset() const { return 0; }
   /// \brief Column of the full matrix where this operator starts.
   /// \return 0 for a full operator
   KOKKOS_INLINE_FUNCTION std::int64_t col_offset() const { return m_col0; }

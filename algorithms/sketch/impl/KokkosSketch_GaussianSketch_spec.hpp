@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_GaussianSketch_spec.hpp
+/// \brief Dispatch of the Gaussian sketch (the contract: KokkosSketch_Dispatch.hpp): a dense A
+/// goes to the dense projection's dispatch (DenseProjectApply, with its backend
+/// specializations), a CSR A to the generic dense-times-CRS kernel. Every apply overwrites Y.
+#ifndef KOKKOSSKETCH_GAUSSIANSKETCH_SPEC_HPP
+#define KOKKOSSKETCH_GAUSSIANSKETCH_SPEC_HPP
+
+#include <KokkosSketch_Dispatch.hpp>
+#include <KokkosSketch_GaussianSketchOp.hpp>
+#include <KokkosSketch_Profiling.hpp>
+#include <impl/KokkosSketch_GaussianSketch_impl.hpp>
+#include <impl/KokkosSketch_Project_spec.hpp>  // the Gaussian sketch of a dense A is a dense projection
+
+#include <string>
+
+namespace KokkosSketch {
+namespace Impl {
+
+/// Y = S A (dense A) for a Gaussian sketch: the dense projection with S.dense_op(); Y
+/// overwritten. AView and YView are the internal unmanaged types. Backends specialize the
+/// dense projection (DenseProjectApply), not this.
+template <class ExecSpace, class AView, class YView>
+struct GaussianSketchApply {
+  using project_t = DenseProjectApply<ExecSpace, AView, YView>;
+  static constexpr const char* path = project_t::path;
+  static void apply(const ExecSpace& space, const GaussianSketchOp& S, const AView& A,
+                    const YView& Y) {
+    ScopedRegion region(std::string("dense_project[") + project_t::path + "]");
+    project_t::apply(space, S.dense_op(), A, Y);
+  }
+};
+
+/// Y = S A for a Gaussian sketch and A in CSR form (its row map, column indices and values as
+/// internal unmanaged Views); Y overwritten. Generic on every backend.
+template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
+struct GaussianSketchCrsApply {
+  static constexpr const char* path = "generic";
+  static void apply(const ExecSpace& space, const GaussianSketchOp& S, const RowMap& row_map,
+                    const Entries& entries, const Values& values, const YView& Y) {
+    DenseTimesCrsGeneric<ExecSpace, RowMap, Entries, Values, YView>::apply(
+        space, S.dense_op(), row_map, entries, values, Y);
+  }
+};
+
+/// Availability trait: a backend specialization handles the Gaussian sketch of a dense A
+/// (through the dense projection) for user Views of types AView and YView on ExecSpace.
+template <class ExecSpace, class AView, class YView>
+inline constexpr bool gaussian_sketch_backend_available_v = backend_available_v<
+    GaussianSketchApply<ExecSpace, unmanaged_input_t<AView>, unmanaged_output_t<YView>>>;
+
+/// SketchApply of a GaussianSketchOp: the Gaussian sketch of a dense A.
+template <>
+struct OperatorApply<GaussianSketchOp> {
+  static constexpr bool available = true;
+  template <class ExecSpace, class AView, class YView>
+  static void apply(const ExecSpace& space, const GaussianSketchOp& S, const AView& A,
+                    const YView& Y) {
+    GaussianSketchApply<ExecSpace, AView, YView>::apply(space, S, A, Y);
+  }
+};
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif
