@@ -35,6 +35,8 @@
 #ifndef KOKKOSSKETCH_CUDA_COUNTSKETCH_HPP
 #define KOKKOSSKETCH_CUDA_COUNTSKETCH_HPP
 
+#include <impl/KokkosSketch_CountSketch_spec.hpp>
+
 #include <KokkosSketch_CountSketchOp.hpp>
 #include <KokkosSketch_Cuda_CountSketchAtomic.hpp>
 #include <KokkosSketch_Cuda_CountSketchSlab.hpp>

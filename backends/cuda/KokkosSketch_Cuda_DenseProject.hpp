@@ -19,9 +19,11 @@
 #ifndef KOKKOSSKETCH_CUDA_DENSEPROJECT_HPP
 #define KOKKOSSKETCH_CUDA_DENSEPROJECT_HPP
 
+#include <impl/KokkosSketch_Project_spec.hpp>
+
 #include <KokkosSketch_Cuda_DenseProjectKernels.hpp>
+#include <KokkosSketch_DenseOp.hpp>
 #include <KokkosSketch_Error.hpp>
-#include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Workspace.hpp>
 #include <impl/KokkosSketch_DenseProject_impl.hpp>

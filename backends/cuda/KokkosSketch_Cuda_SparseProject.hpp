@@ -12,8 +12,10 @@
 #ifndef KOKKOSSKETCH_CUDA_SPARSEPROJECT_HPP
 #define KOKKOSSKETCH_CUDA_SPARSEPROJECT_HPP
 
+#include <impl/KokkosSketch_Project_spec.hpp>
+
 #include <KokkosSketch_Cuda_SparseProjectKernels.hpp>
-#include <KokkosSketch_Operators.hpp>
+#include <KokkosSketch_SparseOp.hpp>
 #include <impl/KokkosSketch_SparseProject_impl.hpp>
 
 #include <algorithm>

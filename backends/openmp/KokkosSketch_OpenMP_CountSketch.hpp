@@ -13,6 +13,8 @@
 #ifndef KOKKOSSKETCH_OPENMP_COUNTSKETCH_HPP
 #define KOKKOSSKETCH_OPENMP_COUNTSKETCH_HPP
 
+#include <impl/KokkosSketch_CountSketch_spec.hpp>
+
 #include <KokkosSketch_CountSketchOp.hpp>
 #include <impl/KokkosSketch_CountSketch_impl.hpp>
 

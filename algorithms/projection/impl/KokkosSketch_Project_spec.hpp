@@ -6,6 +6,7 @@
 #define KOKKOSSKETCH_PROJECT_SPEC_HPP
 
 #include <KokkosSketch_DenseOp.hpp>
+#include <KokkosSketch_Config.hpp>
 #include <KokkosSketch_Dispatch.hpp>
 #include <KokkosSketch_SparseOp.hpp>
 #include <impl/KokkosSketch_DenseProject_impl.hpp>
@@ -70,11 +71,11 @@ struct OperatorApply<SparseOp> {
 }  // namespace KokkosSketch
 
 // Backend specializations of the dispatch structs above.
-#if defined(KOKKOS_ENABLE_CUDA)
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
 #include <KokkosSketch_Cuda_SparseProject.hpp>
 #endif
 
-#if defined(KOKKOS_ENABLE_CUDA)
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
 #include <KokkosSketch_Cuda_DenseProject.hpp>
 #endif
 

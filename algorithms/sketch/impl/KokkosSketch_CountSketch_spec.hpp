@@ -7,6 +7,7 @@
 #define KOKKOSSKETCH_COUNTSKETCH_SPEC_HPP
 
 #include <KokkosSketch_CountSketchOp.hpp>
+#include <KokkosSketch_Config.hpp>
 #include <KokkosSketch_Dispatch.hpp>
 #include <impl/KokkosSketch_CountSketch_impl.hpp>
 
@@ -79,7 +80,7 @@ struct OperatorApply<CountSketchOp> {
 }  // namespace KokkosSketch
 
 // Backend specializations of the dispatch struct above.
-#if defined(KOKKOS_ENABLE_CUDA)
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
 #include <KokkosSketch_Cuda_CountSketch.hpp>
 #endif
 
