@@ -2,11 +2,13 @@
 // Kokkos Tools tests of every public algorithm (issue 21, item 6), through the callbacks of
 // Kokkos::Tools::Experimental:
 //  - Instance: every kernel (begin_parallel_for / reduce / scan) launched inside a public call
-//    runs on the execution-space instance the call was given. Where Kokkos can make a
-//    non-default instance (Kokkos 4: partition_space) the call gets one; Kokkos 3.4 has no
-//    partition_space and its OpenMP and Serial instances all have id 0, so there the check
-//    compares with the default instance (it still catches a kernel sent to another space,
-//    e.g. to OpenMP from a Serial call).
+//    runs on the execution-space instance the call was given: the device id of the begin
+//    callback must equal Kokkos::Tools::Experimental::device_id(instance). Where Kokkos can
+//    make a non-default instance (Kokkos 4: partition_space) the call gets one. Only CUDA
+//    instances (streams) have their own ids: Serial and OpenMP instances all report instance
+//    id 0 (Kokkos 3.4, which has no partition_space) or 1 (Kokkos 4.6), so on the host the
+//    check tells the space, not the instance (it catches a kernel sent to OpenMP from a
+//    Serial call).
 //  - Labels: every allocation (allocate_data) and kernel label, and every profiling region
 //    pushed, inside a public call starts with "KokkosSketch::", except the Kokkos-internal
 //    labels in kokkos_internal() below.
@@ -130,7 +132,8 @@ void warm_up_kokkos(const Space& s) {
   s.fence();
 }
 
-/// The instance a public call gets: a non-default one where Kokkos can make it.
+/// The instance a public call gets: a non-default one where Kokkos can make it (Kokkos 4;
+/// partition_space returns the default instance itself for Serial).
 template <class Space>
 Space test_instance() {
 #if KOKKOS_VERSION >= 40000
