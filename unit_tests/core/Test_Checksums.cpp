@@ -18,8 +18,12 @@
 // recorded. OpenBLAS runs on one thread here (see openblas_set_num_threads below).
 //
 // Record mode: with KOKKOSSKETCH_CHECKSUMS_RECORD=<path>, every case appends its line to <path>
-// and nothing is checked, e.g. for the CUDA build:
-//   KOKKOSSKETCH_CHECKSUMS_RECORD=cuda.txt ./KokkosSketch_UnitTest_Checksums
+// and nothing is checked. The committed file holds host values of one machine and one Kokkos
+// (its header); on another machine or Kokkos (e.g. the CUDA build, whose host spaces run
+// Kokkos 4 and another CPU's BLAS kernels), record all spaces with the commit before a change
+// and check the commit after it against that file, on the same machine:
+//   KOKKOSSKETCH_CHECKSUMS_RECORD=before.txt ./KokkosSketch_UnitTest_Checksums   # old commit
+//   KOKKOSSKETCH_CHECKSUMS_FILE=before.txt ./KokkosSketch_UnitTest_Checksums     # new commit
 //
 // Reproducibility: the only kernels whose results may depend on the order of floating-point
 // operations at run time are the atomic CountSketch paths (count_sketch without
