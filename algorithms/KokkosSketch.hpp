@@ -13,11 +13,13 @@
 #include <KokkosSketch_CountSketch.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketch.hpp>
+#include <KokkosSketch_GaussianSketchOp.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
 #include <KokkosSketch_LeastSquares.hpp>
 #include <KokkosSketch_LeverageScores.hpp>
 #include <KokkosSketch_LowrankOptions.hpp>
+#include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Orthonormalize.hpp>
 #include <KokkosSketch_Project.hpp>

@@ -13,17 +13,6 @@
 
 namespace KokkosSketch {
 
-namespace Impl {
-/// \brief High 64 bits of the 128-bit product a b, from 32-bit halves (exact, portable:
-/// the same result on every backend, no 128-bit type needed).
-KOKKOS_FORCEINLINE_FUNCTION std::uint64_t mulhi64(std::uint64_t a, std::uint64_t b) {
-  const std::uint64_t a0 = a & 0xffffffffu, a1 = a >> 32;
-  const std::uint64_t b0 = b & 0xffffffffu, b1 = b >> 32;
-  const std::uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-  const std::uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
-  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-}
-}  // namespace Impl
 
 /// \brief Shape of a CountSketch: S is p x n and sketches an n x d matrix A into p x d.
 struct CountSketchDist {

@@ -11,6 +11,7 @@
 #define KOKKOSSKETCH_RNG_HPP
 
 #include <KokkosSketch_Compat.hpp>
+#include <KokkosSketch_Draws.hpp>
 #include <KokkosSketch_Philox.hpp>
 
 #include <cstdint>
@@ -52,41 +53,6 @@ struct RNGState {
 };
 
 namespace Impl {
-
-KOKKOS_FORCEINLINE_FUNCTION std::uint64_t join64(std::uint32_t lo, std::uint32_t hi) {
-  return static_cast<std::uint64_t>(lo) | (static_cast<std::uint64_t>(hi) << 32);
-}
-
-/// Counter `base` advanced by `lo` in words (0,1) and by `hi` in words (2,3), each half
-/// wrapping modulo 2^64.
-KOKKOS_FORCEINLINE_FUNCTION PhiloxCounter offset_counter(const PhiloxCounter& base,
-                                                         std::uint64_t lo, std::uint64_t hi) {
-  const std::uint64_t a = join64(base.v[0], base.v[1]) + lo;
-  const std::uint64_t b = join64(base.v[2], base.v[3]) + hi;
-  return PhiloxCounter{{static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(a >> 32),
-                        static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32)}};
-}
-
-/// Uniform double in (0, 1] from 53 bits of two words: exact on every backend.
-KOKKOS_FORCEINLINE_FUNCTION double u01_53(std::uint32_t w0, std::uint32_t w1) {
-  const std::uint64_t x = join64(w0, w1) >> 11;
-  return static_cast<double>(x + 1) * 0x1.0p-53;
-}
-
-/// Uniform double in (0, 1) from one word: (w + 1/2) 2^-32, exact.
-KOKKOS_FORCEINLINE_FUNCTION double u01_32(std::uint32_t w) {
-  return (static_cast<double>(w) + 0.5) * 0x1.0p-32;
-}
-
-/// Uniform in (-1, 1) with 24 random bits: exact in float and double.
-KOKKOS_FORCEINLINE_FUNCTION double uniform_pm1(std::uint32_t w) {
-  return (static_cast<double>(w >> 8) + 0.5) * 0x1.0p-23 - 1.0;
-}
-
-/// +1 or -1 from one bit of a word.
-KOKKOS_FORCEINLINE_FUNCTION double sign_from_bit(std::uint32_t w, int bit) {
-  return ((w >> bit) & 1u) ? -1.0 : 1.0;
-}
 
 /// Two standard normal draws by Box-Muller from two words.
 KOKKOS_INLINE_FUNCTION void gaussian_pair(std::uint32_t w0, std::uint32_t w1, double& z0,

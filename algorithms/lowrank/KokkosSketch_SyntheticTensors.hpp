@@ -11,7 +11,7 @@
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_Traits.hpp>
-#include <impl/KokkosSketch_Materialize_impl.hpp>
+#include <KokkosSketch_Materialize.hpp>
 #include <impl/KokkosSketch_RPHOSVD_impl.hpp>
 
 #include <Kokkos_Core.hpp>

@@ -19,7 +19,7 @@
 
 #define KOKKOSSKETCH_NO_KOKKOS
 #include <KokkosSketch_Philox.hpp>
-#include <KokkosSketch_Cuda_Draws.hpp>
+#include <KokkosSketch_Draws.hpp>
 
 #include <cuda_runtime.h>
 
@@ -44,9 +44,9 @@ struct OpView {
   /// As CountSketchOp::draw.
   __device__ __forceinline__ Draw draw(std::int64_t j) const {
     const PhiloxCounter w =
-        philox4x32_10(CudaOp::offset_counter(counter, std::uint64_t(col0 + j), 0), key);
-    const std::uint64_t x = CudaOp::join64(w.v[0], w.v[1]);
-    return Draw{std::int64_t(CudaOp::mulhi64(x, std::uint64_t(n_rows))), (w.v[2] & 1u) != 0};
+        philox4x32_10(Impl::offset_counter(counter, std::uint64_t(col0 + j), 0), key);
+    const std::uint64_t x = Impl::join64(w.v[0], w.v[1]);
+    return Draw{std::int64_t(Impl::mulhi64(x, std::uint64_t(n_rows))), (w.v[2] & 1u) != 0};
   }
 };
 

@@ -61,7 +61,7 @@
 
 #define KOKKOSSKETCH_NO_KOKKOS
 #include <KokkosSketch_Philox.hpp>
-#include <KokkosSketch_Cuda_Draws.hpp>
+#include <KokkosSketch_Draws.hpp>
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -75,7 +75,7 @@ namespace Impl {
 namespace CudaDenseTC {
 namespace {
 
-using CudaOp::offset_counter;
+using Impl::offset_counter;
 
 constexpr int kThreads = 256;        // 8 warps per CTA
 constexpr int kMTiles = 4;           // m16 tiles per warp: 64 rows per warp

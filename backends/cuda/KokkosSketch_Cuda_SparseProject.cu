@@ -24,7 +24,7 @@
 
 #define KOKKOSSKETCH_NO_KOKKOS
 #include <KokkosSketch_Philox.hpp>
-#include <KokkosSketch_Cuda_Draws.hpp>
+#include <KokkosSketch_Draws.hpp>
 
 #include <cuda_runtime.h>
 
@@ -51,7 +51,7 @@ struct OpView {
   __device__ __forceinline__ PhiloxCounter segment_counter(std::int64_t grow,
                                                            std::int64_t seg) const {
     const PhiloxCounter base{{op.counter[0], op.counter[1], op.counter[2], op.counter[3]}};
-    return CudaOp::offset_counter(base, std::uint64_t(seg) << 32, std::uint64_t(grow));
+    return Impl::offset_counter(base, std::uint64_t(seg) << 32, std::uint64_t(grow));
   }
 };
 
@@ -106,9 +106,9 @@ __global__ void __launch_bounds__(256)
         // Lane l makes Philox call c0 + l: draws 2 (c0 + l) and 2 (c0 + l) + 1 (the layout of
         // SparseOp::draw_pair), 64 draws per batch.
         const PhiloxCounter w =
-            philox4x32_10(CudaOp::offset_counter(ctr0, c0 + std::uint32_t(lane), 0), key);
-        const std::uint32_t g0 = table.sample32(CudaOp::u01_53(w.v[0], w.v[1]));
-        const std::uint32_t g1 = table.sample32(CudaOp::u01_53(w.v[2], w.v[3]));
+            philox4x32_10(Impl::offset_counter(ctr0, c0 + std::uint32_t(lane), 0), key);
+        const std::uint32_t g0 = table.sample32(Impl::u01_53(w.v[0], w.v[1]));
+        const std::uint32_t g1 = table.sample32(Impl::u01_53(w.v[2], w.v[3]));
         // Inclusive warp scan of the pairs' (skip + 1). A skip >= L ends the segment whatever
         // its value, so clamping it to L keeps the walk and bounds the sum by 64 (2^25 + 1).
         const std::uint32_t r0 = (g0 < std::uint32_t(L) ? g0 : std::uint32_t(L)) + 1u;

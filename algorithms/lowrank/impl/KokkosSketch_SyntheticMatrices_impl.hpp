@@ -8,7 +8,7 @@
 #include <KokkosSketch_DenseLA.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_RNG.hpp>
-#include <impl/KokkosSketch_Materialize_impl.hpp>
+#include <KokkosSketch_Materialize.hpp>
 
 #include <Kokkos_Core.hpp>
 

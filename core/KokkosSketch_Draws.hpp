@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Draws.hpp
+/// \brief The integer-to-number conversions every operator draws with (counter offsets,
+/// uniform doubles, signs, the CountSketch bucket), Kokkos-free so that the portable operators
+/// and the CUDA kernels in backends/cuda/*.cu (which define KOKKOSSKETCH_NO_KOKKOS) share one
+/// definition and draw the same S bit for bit.
+#ifndef KOKKOSSKETCH_DRAWS_HPP
+#define KOKKOSSKETCH_DRAWS_HPP
+
+#include <KokkosSketch_Philox.hpp>
+
+#include <cstdint>
+
+namespace KokkosSketch {
+namespace Impl {
+
+KOKKOSSKETCH_FUNCTION std::uint64_t join64(std::uint32_t lo, std::uint32_t hi) {
+  return static_cast<std::uint64_t>(lo) | (static_cast<std::uint64_t>(hi) << 32);
+}
+
+/// Counter `base` advanced by `lo` in words (0,1) and by `hi` in words (2,3), each half
+/// wrapping modulo 2^64.
+KOKKOSSKETCH_FUNCTION PhiloxCounter offset_counter(const PhiloxCounter& base,
+                                                         std::uint64_t lo, std::uint64_t hi) {
+  const std::uint64_t a = join64(base.v[0], base.v[1]) + lo;
+  const std::uint64_t b = join64(base.v[2], base.v[3]) + hi;
+  return PhiloxCounter{{static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(a >> 32),
+                        static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32)}};
+}
+
+/// Uniform double in (0, 1] from 53 bits of two words: exact on every backend.
+KOKKOSSKETCH_FUNCTION double u01_53(std::uint32_t w0, std::uint32_t w1) {
+  const std::uint64_t x = join64(w0, w1) >> 11;
+  return static_cast<double>(x + 1) * 0x1.0p-53;
+}
+
+/// Uniform double in (0, 1) from one word: (w + 1/2) 2^-32, exact.
+KOKKOSSKETCH_FUNCTION double u01_32(std::uint32_t w) {
+  return (static_cast<double>(w) + 0.5) * 0x1.0p-32;
+}
+
+/// Uniform in (-1, 1) with 24 random bits: exact in float and double.
+KOKKOSSKETCH_FUNCTION double uniform_pm1(std::uint32_t w) {
+  return (static_cast<double>(w >> 8) + 0.5) * 0x1.0p-23 - 1.0;
+}
+
+/// +1 or -1 from one bit of a word.
+KOKKOSSKETCH_FUNCTION double sign_from_bit(std::uint32_t w, int bit) {
+  return ((w >> bit) & 1u) ? -1.0 : 1.0;
+}
+
+/// \brief High 64 bits of the 128-bit product a b, from 32-bit halves (exact, portable:
+/// the same result on every backend, no 128-bit type needed).
+KOKKOSSKETCH_FUNCTION std::uint64_t mulhi64(std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t a0 = a & 0xffffffffu, a1 = a >> 32;
+  const std::uint64_t b0 = b & 0xffffffffu, b1 = b >> 32;
+  const std::uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const std::uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif
