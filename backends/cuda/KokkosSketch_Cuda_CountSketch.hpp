@@ -71,7 +71,15 @@ inline bool slab_pays(std::int64_t n, std::int64_t p, const CudaCountSketchConfi
 
 template <class AView, class YView>
 struct CountSketchApply<Kokkos::Cuda, AView, YView> {
-  static constexpr const char* path = "cuda";
+  /// Types the slab and float4-atomic kernels handle; others take the generic atomic kernel.
+  static constexpr bool fast_types =
+      std::is_same<typename AView::non_const_value_type, float>::value &&
+      std::is_same<typename YView::non_const_value_type, float>::value &&
+      (std::is_same<typename AView::array_layout, Kokkos::LayoutRight>::value ||
+       std::is_same<typename AView::array_layout, Kokkos::LayoutStride>::value) &&
+      (std::is_same<typename YView::array_layout, Kokkos::LayoutRight>::value ||
+       std::is_same<typename YView::array_layout, Kokkos::LayoutStride>::value);
+  static constexpr const char* path = fast_types ? "cuda" : "generic";
 
   /// The slab kernels, when the shape, the device and n allow; false otherwise (nothing done).
   static bool apply_slab(const Kokkos::Cuda& space, const CountSketchOp& S, const AView& A,

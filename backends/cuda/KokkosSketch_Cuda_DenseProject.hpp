@@ -72,8 +72,6 @@ struct CudaDenseConfig {
 /// kernel otherwise (see the file comment).
 template <class AView, class YView>
 struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
-  static constexpr const char* path = "cuda";
-
   using a_value = typename AView::non_const_value_type;
   using y_value = typename YView::non_const_value_type;
   template <class L>
@@ -85,6 +83,9 @@ struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
                                    std::is_same<y_value, float>::value &&
                                    strided_layout<typename AView::array_layout> &&
                                    strided_layout<typename YView::array_layout>;
+  /// "cuda" where the Tensor Core path exists for these types (it may still fall back at run
+  /// time, e.g. for Gaussian S), "generic" where the generic kernel always runs.
+  static constexpr const char* path = tc_types ? "cuda" : "generic";
 
   /// Whether apply() takes the Tensor Core path for this operator on this instance.
   static bool uses_tensor_cores(const Kokkos::Cuda& space, const DenseOp& S,

@@ -33,12 +33,16 @@ struct CudaSparseConfig {
 
 template <class AView, class YView>
 struct SparseProjectApply<Kokkos::Cuda, AView, YView> {
-  static constexpr const char* path = "cuda";
-
   template <class L>
   static constexpr bool strided_layout =
       std::is_same<L, Kokkos::LayoutRight>::value || std::is_same<L, Kokkos::LayoutLeft>::value ||
       std::is_same<L, Kokkos::LayoutStride>::value;
+  /// Types the warp-level kernel handles; others take the generic kernel.
+  static constexpr bool warp_types =
+      std::is_same<typename AView::non_const_value_type, float>::value &&
+      std::is_same<typename YView::non_const_value_type, float>::value &&
+      strided_layout<typename AView::array_layout> && strided_layout<typename YView::array_layout>;
+  static constexpr const char* path = warp_types ? "cuda" : "generic";
 
   static void apply(const Kokkos::Cuda& space, const SparseOp& S, const AView& A, const YView& Y,
                     const CudaSparseConfig& cfg = {}) {

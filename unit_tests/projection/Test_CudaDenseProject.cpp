@@ -25,6 +25,25 @@ using namespace KokkosSketch;
 template <class Layout>
 using CudaMatrix = Kokkos::View<float**, Layout, Kokkos::CudaSpace>;
 
+// The availability traits say which (space, types) a backend specialization handles: the
+// CUDA kernels take float Views of strided layouts; double goes to the generic kernel.
+using CudaF = Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+using CudaD = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+using CudaFR = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+using CudaDR = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+static_assert(Impl::dense_project_backend_available_v<Kokkos::Cuda, CudaF, CudaF>,
+              "the Tensor Core dense projection handles float");
+static_assert(!Impl::dense_project_backend_available_v<Kokkos::Cuda, CudaD, CudaD>,
+              "double dense projections take the generic kernel");
+static_assert(Impl::sparse_project_backend_available_v<Kokkos::Cuda, CudaF, CudaF>,
+              "the warp-level sparse projection handles float");
+static_assert(!Impl::sparse_project_backend_available_v<Kokkos::Cuda, CudaD, CudaD>,
+              "double sparse projections take the generic kernel");
+static_assert(Impl::count_sketch_backend_available_v<Kokkos::Cuda, CudaFR, CudaFR>,
+              "the slab / float4 CountSketch handles row-major float");
+static_assert(!Impl::count_sketch_backend_available_v<Kokkos::Cuda, CudaDR, CudaDR>,
+              "double CountSketch takes the generic atomic kernel");
+
 /// Counts, while it lives, the Tensor Core and generic sub-path regions of the CUDA dense
 /// projection, through a Kokkos Tools push-region callback (the previous callback is chained
 /// to and restored).
