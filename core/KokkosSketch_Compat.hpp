@@ -56,6 +56,18 @@ void fence(const ExecSpace& space, const std::string& label) {
 #endif
 }
 
+/// A host mirror of `v` whose entries are not initialized (the caller overwrites all of
+/// them): no initialization kernel, which would run on a default host instance rather than
+/// on the instance the algorithm was given. `v` itself when it is already in HostSpace.
+template <class View>
+auto create_host_mirror_noinit(const View& v) {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(), v);
+#else
+  return Kokkos::create_mirror_view(Kokkos::HostSpace(), v, Kokkos::WithoutInitializing);
+#endif
+}
+
 }  // namespace Impl
 }  // namespace KokkosSketch
 

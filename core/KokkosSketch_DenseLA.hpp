@@ -609,7 +609,7 @@ class DenseLA {
         Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing, "KokkosSketch::DenseLA::diag"),
         n);
     abs_diagonal(m_space, R, d);
-    auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), d);
+    auto h = create_host_mirror_noinit(d);
     Kokkos::deep_copy(m_space, h, d);
     fence(m_space, "KokkosSketch::DenseLA::check_full_rank");
     double dmax = 0, dmin = std::numeric_limits<double>::infinity();

@@ -177,7 +177,7 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::test_matrix::ones"),
       k);
   {
-    auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), sv);
+    auto h = Impl::create_host_mirror_noinit(sv);
     for (std::int64_t i = 0; i < k; ++i) h(i) = s[std::size_t(i)];
     Kokkos::deep_copy(space, sv, h);
     Kokkos::deep_copy(space, ones, 1.0);

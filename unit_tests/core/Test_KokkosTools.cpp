@@ -121,8 +121,13 @@ template <class Space>
 void warm_up_kokkos(const Space& s) {
   using team_t = Kokkos::TeamPolicy<Space>;
   using member_t = typename team_t::member_type;
-  team_t policy(s, 2, Kokkos::AUTO);
-  policy = policy.set_scratch_size(0, Kokkos::PerTeam(1 << 15), Kokkos::PerThread(1 << 10));
+  // A device team's level-0 scratch lives in shared memory (48 KiB by default): a fixed team
+  // of 64 threads with 64 bytes each there; the host sizes are the ones the test needs.
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
+  team_t policy = host ? team_t(s, 2, Kokkos::AUTO) : team_t(s, 2, 64);
+  policy = policy.set_scratch_size(0, Kokkos::PerTeam(1 << 15),
+                                   Kokkos::PerThread(host ? (1 << 10) : 64));
   policy = policy.set_scratch_size(1, Kokkos::PerTeam(1 << 16), Kokkos::PerThread(1 << 10));
   Kokkos::parallel_for("test::warm_up", policy, KOKKOS_LAMBDA(const member_t&) {});
   double r = 0;
@@ -179,6 +184,11 @@ bool kokkos_internal(const Event& e) {
   if (e.kind == Event::allocation) return false;
   if (starts_with(e.label, "KokkosBlas::") || starts_with(e.label, "KokkosLapack::") ||
       starts_with(e.label, "KokkosSparse::"))
+    return true;
+  // Kokkos Kernels' dot-product GEMM (C = A^T B with small C, seen on CUDA) labels its two
+  // kernels without a prefix.
+  if (e.kind == Event::kernel && (e.label == "Perform Dot Product Based GEMM" ||
+                                  e.label == "Initialize C for Dot Product Based GEMM"))
     return true;
   return e.kind == Event::kernel &&
          (starts_with(e.label, "Kokkos::View::initialization [KokkosSketch::") ||
@@ -324,9 +334,9 @@ std::vector<std::pair<std::string, std::function<void(const Space&)>>> public_ca
   c.emplace_back("low_rank_relative_error",
                  [=](const Space& s) { low_rank_relative_error(s, M, U, S, V); });
   for (int cfg = 0; cfg < 2; ++cfg) {
-    auto o = cfg == 0 ? RandomizedSVDOptions::fast(p) : RandomizedSVDOptions::seed_baseline(p);
+    auto o = cfg == 0 ? RandomizedSVDOptions::fast(p) : RandomizedSVDOptions::baseline(p);
     o.oversampling = 4;
-    c.emplace_back(std::string("RandomizedSVD(") + (cfg == 0 ? "fast" : "seed_baseline") + ")",
+    c.emplace_back(std::string("RandomizedSVD(") + (cfg == 0 ? "fast" : "baseline") + ")",
                    [=](const Space& s) {
                      RandomizedSVD<Space> plan(s, m, nn, o);
                      plan.compute(M, U, S, V);
@@ -355,6 +365,9 @@ void check_all(const Space& instance, const char* what, Check&& check) {
   const auto calls = public_calls<Space>();
   warm_up_kokkos(instance);
   ScopedCallbacks callbacks;
+  constexpr bool device_space =
+      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
+  std::size_t total_kernels = 0;
   for (const auto& call : calls) {
     const auto events = record([&] { call.second(instance); });
     std::set<std::string> bad;
@@ -364,7 +377,12 @@ void check_all(const Space& instance, const char* what, Check&& check) {
       const std::string why = check(e);
       if (!why.empty()) bad.insert(why);
     }
-    EXPECT_GT(kernels, 0u) << call.first << " launched no kernel: is the recorder installed?";
+    // Raw CUDA kernels (backends/cuda/*.cu) do not reach Kokkos Tools: a call may then
+    // record no kernel at all on CUDA (the fused SHGEMM). Elsewhere every call launches one.
+    if (device_space)
+      total_kernels += kernels;
+    else
+      EXPECT_GT(kernels, 0u) << call.first << " launched no kernel: is the recorder installed?";
     std::ostringstream os;
     for (const auto& b : bad) os << "\n    " << b;
     const auto known = known_failures().find(call.first + " " + what);
@@ -375,6 +393,7 @@ void check_all(const Space& instance, const char* what, Check&& check) {
     }
     EXPECT_TRUE(bad.empty()) << call.first << " (" << Space::name() << "): " << what << os.str();
   }
+  if (device_space) EXPECT_GT(total_kernels, 0u) << "no kernel recorded: is the recorder installed?";
 }
 
 TYPED_TEST(KokkosToolsTest, KernelsRunOnTheGivenInstance) {
