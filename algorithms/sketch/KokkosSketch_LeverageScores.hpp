@@ -30,7 +30,7 @@ namespace KokkosSketch {
 
 /// \brief First sketch of approx_leverage_scores.
 enum class LeverageSketch {
-  /// CountSketch (Clarkson & Woodruff 2013), as in the seed algorithm: O(n d) work,
+  /// CountSketch (Clarkson & Woodruff 2013), as in Drineas et al. (2012): O(n d) work,
   /// deterministic summation (same result on every backend); needs O(d^2) rows.
   count_sketch,
   /// Gaussian operator with N(0, 1/k1) entries: O(k1 n d) work, O(d) rows suffice.
@@ -110,7 +110,7 @@ void exact_leverage_scores(const AView& A, const SView& scores) {
 }
 
 /// \brief Fast approximate leverage scores (Drineas, Magdon-Ismail, Mahoney & Woodruff 2012,
-/// Alg. 1; the seed's pipeline).
+/// Alg. 1).
 ///
 /// 1. Y = S A with S a k1 x n CountSketch (default) or Gaussian operator (N(0, 1/k1)
 ///    entries), generated from `state`, never stored;
@@ -314,7 +314,7 @@ RNGState leverage_sampling(const AView& A, const SView& scores, const RNGState& 
                            SA);
 }
 
-/// \brief The leverage-score sampling sketch of the seed algorithm in one call:
+/// \brief The leverage-score sampling sketch of Drineas et al. (2012) in one call:
 /// approx_leverage_scores(A, state, opts), then leverage_sampling with the state it returns.
 /// \param [in] space instance the work runs on; the call waits for it
 /// \param [in] A n x d View (d <= n), full column rank

@@ -46,7 +46,7 @@ enum class SketchType {
 ///   Bernstein inequality (Tropp 2012, Thm 1.4) with \f$\|X\| \le d/\beta\f$,
 ///   \f$\|\mathbb{E}X^2\| \le d/\beta\f$ and \f$1 + \varepsilon/3 \le 4/3\f$. Writing
 ///   \f$\ln(2d/\delta) = C \ln d\f$ gives \f$C = 1 + \log_d(2/\delta)\f$, the form of the
-///   seed report (which has 4/3 in place of 8/3: it used a Chernoff bound without the factor
+///   CMU parallel-sketching course report (which has 4/3 in place of 8/3: it used a Chernoff bound without the factor
 ///   1/2 in the exponent).
 ///
 /// \param [in] type which sketch
