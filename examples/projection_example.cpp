@@ -2,7 +2,7 @@
 // Random projection example: N points of R^D (the columns of A) are mapped to R^k by very
 // sparse and dense operators with isometric scaling, and the pairwise distances before and
 // after are compared. Also shows that a column split of S reproduces S A, and that a repeated
-// call gives bit-identical output. Documented in docs/projection/random_projection.md.
+// call gives bit-identical output. Documented in docs/projection/project.md.
 #include <KokkosSketch.hpp>
 
 #include <algorithm>
