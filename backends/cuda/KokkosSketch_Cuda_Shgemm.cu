@@ -1072,15 +1072,6 @@ bool wgmma_available() {
   return v == 2;
 }
 
-/// Development switch, environment variable KOKKOSSKETCH_SHGEMM_WGMMA: 0 keeps the mma.sync
-/// kernel; 1 (default) the wgmma kernel, software-pipelined for an m-major A only; 2 never
-/// pipelined; 3 always pipelined.
-int wgmma_mode() {
-  const char* e = std::getenv("KOKKOSSKETCH_SHGEMM_WGMMA");
-  if (e == nullptr || e[0] < '0' || e[0] > '3') return 1;
-  return e[0] - '0';
-}
-
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
 
 }  // namespace
@@ -1140,7 +1131,7 @@ cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream) {
 
   if (p.variant == Variant::fp16) {
     if (!p.fused && p.b_kmajor) {
-      const int mode = wgmma_mode();
+      const int mode = (p.wgmma_mode >= 0 && p.wgmma_mode <= 3) ? p.wgmma_mode : 1;
       if (mode != 0 && wgmma_available()) {
         // Scales per row and k-tile itself: no row maxima. Software pipelining pays for an
         // m-major A (scalar fragment loads), not a k-major one.

@@ -49,6 +49,10 @@ struct Problem {
   float* C = nullptr;
   std::int64_t c_s0 = 0, c_s1 = 0;
   Variant variant = Variant::fp16;
+  /// Hopper kernel choice (tuning and tests; the library leaves the default): 0 keeps the
+  /// mma.sync kernel; 1 the wgmma kernel, software-pipelined for an m-major A only; 2 wgmma
+  /// never pipelined; 3 wgmma always pipelined.
+  int wgmma_mode = 1;
 };
 
 /// Whether the kernel can take these operands as they are: A and B with a unit stride in
@@ -62,10 +66,11 @@ std::size_t workspace_bytes(const Problem& p);
 /// Enqueues the product on `stream`. `workspace` holds workspace_bytes(p) bytes of device
 /// memory, used until the work completes. A failed CUDA call or launch throws Error
 /// (KOKKOSSKETCH_CHECK_CUDA; launch errors only: the kernels run asynchronously); the return
-/// value is cudaErrorInvalidValue for a problem too large for the grid, cudaSuccess otherwise. Requires a device of compute capability >= 8.0.
+/// value is cudaErrorInvalidValue for a problem too large for the grid, cudaSuccess otherwise.
+/// Requires a device of compute capability >= 8.0.
 /// On compute capability 9.0, when the library carries sm_90a code, the FP16 variant with B
-/// read k-major from memory runs the Hopper (wgmma) kernel; the environment variable
-/// KOKKOSSKETCH_SHGEMM_WGMMA=0 keeps the mma.sync kernel (development switch). The first call
+/// read k-major from memory runs the Hopper (wgmma) kernel (Problem::wgmma_mode = 0 keeps the
+/// mma.sync kernel). The first call
 /// on a device reads one device variable synchronously to make that choice.
 cudaError_t launch(const Problem& p, void* workspace, cudaStream_t stream);
 
