@@ -201,12 +201,6 @@ void transpose_raw(const ExecSpace& space, int rows, int cols, const Scalar* src
 }  // namespace Impl
 }  // namespace KokkosSketch
 
-// Backend specializations of DenseLABackend.
-#include <KokkosSketch_Host_DenseLA.hpp>
-#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
-#include <KokkosSketch_Cuda_DenseLA.hpp>
-#endif
-
 namespace KokkosSketch {
 namespace Impl {
 
@@ -681,5 +675,12 @@ class DenseLA {
 
 }  // namespace Impl
 }  // namespace KokkosSketch
+
+// Backend specializations of DenseLABackend: the sanctioned upward include, at the bottom.
+// Every use of a backend is inside a template above, instantiated by the caller after this.
+#include <KokkosSketch_Host_DenseLA.hpp>
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+#include <KokkosSketch_Cuda_DenseLA.hpp>
+#endif
 
 #endif

@@ -5,7 +5,7 @@
 /// A public entry point checks its arguments (KokkosSketch_Checks.hpp), re-types the user's
 /// Views to the internal unmanaged types below, and calls an `*Apply` struct of its topic's
 /// `impl/*_spec.hpp`. The struct's primary template is the generic Kokkos path; a backend
-/// specializes it on the execution space (backends/<name>/), so that specializations match
+/// specializes it on the execution space (`backends/<name>/`), so that specializations match
 /// on value type and layout only (every other View property is erased here). `apply`
 /// overwrites its output on every backend. `backend_available` says whether a backend
 /// specialization handles a case. `OperatorApply<Op>` is the hook through which a topic

@@ -14,6 +14,8 @@
 #ifndef KOKKOSSKETCH_CUDA_DENSELA_HPP
 #define KOKKOSSKETCH_CUDA_DENSELA_HPP
 
+#include <KokkosSketch_DenseLA.hpp>
+
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Error.hpp>

@@ -19,6 +19,8 @@
 #ifndef KOKKOSSKETCH_HOST_DENSELA_HPP
 #define KOKKOSSKETCH_HOST_DENSELA_HPP
 
+#include <KokkosSketch_DenseLA.hpp>
+
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Traits.hpp>

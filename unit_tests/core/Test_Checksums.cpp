@@ -675,7 +675,7 @@ void rsvd_case(Golden& g, const std::string& name, const RandomizedSVDOptions& o
   using LL = Kokkos::LayoutLeft;
   const std::int64_t m = 60, n = 40, p = o.rank;
   Kokkos::View<Scalar**, LL, mem> A("A", m, n);
-  const TestMatrixResult tm = test_matrix_exp(Space(), RNGState(0x5eed0018ull), 8, 1e-3, A);
+  const SyntheticMatrixResult tm = test_matrix_exp(Space(), RNGState(0x5eed0018ull), 8, 1e-3, A);
   RandomizedSVD<Space, Scalar> plan(Space(), m, n, o);
   Kokkos::View<Scalar**, LL, mem> U("U", m, p), V("V", n, p);
   Kokkos::View<Scalar*, mem> S("S", p);
