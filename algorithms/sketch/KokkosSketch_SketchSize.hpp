@@ -45,9 +45,9 @@ enum class SketchType {
 ///   \f$q_i \ge \beta\,\ell_i / d\f$ (\f$\ell_i\f$ the leverage scores), from the matrix
 ///   Bernstein inequality (Tropp 2012, Thm 1.4) with \f$\|X\| \le d/\beta\f$,
 ///   \f$\|\mathbb{E}X^2\| \le d/\beta\f$ and \f$1 + \varepsilon/3 \le 4/3\f$. Writing
-///   \f$\ln(2d/\delta) = C \ln d\f$ gives \f$C = 1 + \log_d(2/\delta)\f$, the form of the
-///   CMU parallel-sketching course report (which has 4/3 in place of 8/3: it used a Chernoff bound without the factor
-///   1/2 in the exponent).
+///   \f$\ln(2d/\delta) = C \ln d\f$ gives \f$C = 1 + \log_d(2/\delta)\f$, the form of
+///   Robson & Yasuda's CMU 15-418 report (which has 4/3 in place of 8/3: it used a Chernoff
+///   bound without the factor 1/2 in the exponent).
 ///
 /// \param [in] type which sketch
 /// \param [in] eps distortion, in (0, 1)

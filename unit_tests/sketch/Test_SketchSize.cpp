@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // eps_approx_rows: values against the defining inequalities (p is the smallest integer that
-// satisfies each bound), hand-computed values, the course report's form of the leverage bound,
+// satisfies each bound), hand-computed values, Robson & Yasuda's form of the leverage bound,
 // monotonicity, and bad input.
 #include <KokkosSketch_SketchSize.hpp>
 
@@ -66,7 +66,7 @@ TEST(SketchSize, LeverageSamplingMatchesTheMatrixChernoffForm) {
         EXPECT_LE(2 * double(d) * std::exp(-3 * double(p) * eps * eps * beta / (8 * double(d))),
                   delta * (1 + 1e-9));
       }
-  // d = 1 is allowed (ln d = 0 in the course report's form, not in ln(2d/delta)).
+  // d = 1 is allowed (ln d = 0 in Robson & Yasuda's form, not in ln(2d/delta)).
   EXPECT_EQ(eps_approx_rows(SketchType::leverage_sampling, 0.5, 10, 1, 0.01),
             std::int64_t(std::ceil((8.0 / 3.0) * std::log(200.0) / 0.25)));
   // Approximate scores (beta < 1) need proportionally more samples.

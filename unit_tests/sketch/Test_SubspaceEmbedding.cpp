@@ -114,9 +114,10 @@ TYPED_TEST(SubspaceEmbeddingTest, GaussianAtTheSizeOfEpsApproxRows) {
   EXPECT_TRUE(few_failures(crs, eps, delta, "high-leverage A (CRS)"));
 }
 
-// The bound of the CMU parallel-sketching course report, p >= 4 ln(n) / (eps^2/2 - eps^3/3) (Dasgupta & Gupta's
-// Johnson-Lindenstrauss bound for n points), does not give a subspace embedding when d is
-// not small against ln n: at n = 100, d = 50, eps = 0.5 it gives p = 222, where the extreme
+// The bound of Robson & Yasuda's CMU 15-418 report, p >= 4 ln(n) / (eps^2/2 - eps^3/3)
+// (Dasgupta & Gupta's Johnson-Lindenstrauss bound for n points), does not give a subspace
+// embedding when d is not small against ln n: at n = 100, d = 50, eps = 0.5 it gives p = 222,
+// where the extreme
 // singular values of S Q are about 1 +- sqrt(d/p) = 1 +- 0.47 (distortion about 1.2 > 0.5);
 // eps_approx_rows gives 2112 rows, which embed.
 TYPED_TEST(SubspaceEmbeddingTest, JohnsonLindenstraussSizeIsNotEnoughForASubspace) {
