@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Draws.hpp
 /// \brief The integer-to-number conversions every operator draws with (counter offsets,
-/// uniform doubles, signs, the CountSketch bucket), Kokkos-free so that the portable operators
+/// uniform doubles, signs, the CountSketch bucket, the geometric skips of sparse operators),
+/// Kokkos-free so that the portable operators
 /// and the CUDA kernels in backends/cuda/*.cu (which define KOKKOSSKETCH_NO_KOKKOS) share one
 /// definition and draw the same S bit for bit.
 #ifndef KOKKOSSKETCH_DRAWS_HPP
@@ -58,6 +59,73 @@ KOKKOSSKETCH_FUNCTION std::uint64_t mulhi64(std::uint64_t a, std::uint64_t b) {
   const std::uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
   return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
 }
+
+/// \brief Exact, backend-independent sampler of the geometric law P(G >= g) = q^g.
+///
+/// Holds t[j] = q^(2^j) computed by repeated squaring on the host. `sample(u)` returns the
+/// largest g < 2^nbits with prod_{bits j of g, high to low} t[j] >= u, i.e. inversion of the
+/// survival function with every power of q formed by the same sequence of correctly rounded
+/// products. No transcendental function is involved, so host and device agree bit for bit.
+/// Results saturate at 2^nbits - 1, which callers choose >= the longest useful skip.
+struct GeometricTable {
+  static constexpr int max_bits = 48;
+  double t[max_bits];
+  int nbits = 0;
+
+  /// Table for success probability p in (0, 1]; skips saturate at 2^nbits - 1.
+  static GeometricTable make(double p, int nbits) {
+    GeometricTable g;
+    g.nbits = nbits;
+    double v = 1.0 - p;
+    for (int j = 0; j < max_bits; ++j) {
+      g.t[j] = v;
+      v = v * v;
+    }
+    // Bits j with t[j] < 2^-53 are never taken for u >= 2^-53 (acc <= 1), so the search
+    // can start below them with the same result.
+    g.nsearch = 0;
+    while (g.nsearch < nbits && g.t[g.nsearch] >= 0x1.0p-53) ++g.nsearch;
+    return g;
+  }
+
+  /// Bits the search visits (the low `nsearch` of the `nbits`); see make().
+  int nsearch = 0;
+
+  /// Number of failures before the first success, for u uniform in [2^-53, 1] (the range of
+  /// u01_53).
+  KOKKOSSKETCH_INLINE_FUNCTION std::int64_t sample(double u) const {
+    if (nbits <= 32) return sample32(u);
+    std::int64_t g = 0;
+    double acc = 1.0;
+    for (int j = nsearch - 1; j >= 0; --j) {
+      const double trial = acc * t[j];
+      const bool take = trial >= u;
+      acc = take ? trial : acc;
+      g = 2 * g + (take ? 1 : 0);
+    }
+    return g;
+  }
+
+  /// The same search with a 32-bit result (nbits <= 32): fewer instructions on GPUs.
+  /// The loop is unrolled over 32 bits with a uniform guard, so on GPUs the table entries
+  /// become constant operands of the multiplies.
+  KOKKOSSKETCH_INLINE_FUNCTION std::uint32_t sample32(double u) const {
+    std::uint32_t g = 0;
+    double acc = 1.0;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#pragma unroll
+#endif
+    for (int j = 31; j >= 0; --j) {
+      if (j < nsearch) {
+        const double trial = acc * t[j];
+        const bool take = trial >= u;
+        acc = take ? trial : acc;
+        g = 2u * g + (take ? 1u : 0u);
+      }
+    }
+    return g;
+  }
+};
 
 }  // namespace Impl
 }  // namespace KokkosSketch

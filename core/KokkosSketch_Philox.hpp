@@ -11,14 +11,20 @@
 #if defined(__CUDACC__)
 /// Host and device inline function (see above).
 #define KOKKOSSKETCH_FUNCTION __host__ __device__ __forceinline__
+/// Host and device function, inline without forcing (KOKKOS_INLINE_FUNCTION's counterpart).
+#define KOKKOSSKETCH_INLINE_FUNCTION __host__ __device__ inline
 #else
 /// Plain inline function (host compilers without Kokkos).
 #define KOKKOSSKETCH_FUNCTION inline
+/// Plain inline function (host compilers without Kokkos).
+#define KOKKOSSKETCH_INLINE_FUNCTION inline
 #endif
 #else
 #include <Kokkos_Macros.hpp>
 /// Host and device inline function: KOKKOS_FORCEINLINE_FUNCTION.
 #define KOKKOSSKETCH_FUNCTION KOKKOS_FORCEINLINE_FUNCTION
+/// Host and device inline function: KOKKOS_INLINE_FUNCTION.
+#define KOKKOSSKETCH_INLINE_FUNCTION KOKKOS_INLINE_FUNCTION
 #endif
 
 #include <cstdint>

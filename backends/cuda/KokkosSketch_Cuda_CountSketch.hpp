@@ -81,15 +81,12 @@ struct CountSketchApply<Kokkos::Cuda, AView, YView> {
        std::is_same<typename YView::array_layout, Kokkos::LayoutStride>::value);
   static constexpr const char* path = fast_types ? "cuda" : "generic";
 
-  /// The slab kernels, when the shape, the device and n allow; false otherwise (nothing done).
-  static bool apply_slab(const Kokkos::Cuda& space, const CountSketchOp& S, const AView& A,
-                         const YView& Y, const CudaCountSketchConfig& cfg) {
-    using namespace CudaCountSketch;
-    if (!slab_pays(S.cols(), S.rows(), cfg)) return false;
-    if (A.stride(1) != 1 || Y.stride(1) != 1) return false;
-    SlabProblem prob;
+  /// Fills what the slab and atomic problems share: extents, row-major A and Y (unit column
+  /// stride), and the operator's state and column offset (the kernels draw columns col0 + j,
+  /// as CountSketchOp::draw(j)).
+  template <class Problem>
+  static void set_operands(Problem& prob, const CountSketchOp& S, const AView& A, const YView& Y) {
     prob.n = S.cols();
-    prob.d = std::int64_t(A.extent(1));
     prob.p = S.rows();
     prob.A = A.data();
     prob.lda = std::int64_t(A.stride(0));
@@ -98,7 +95,18 @@ struct CountSketchApply<Kokkos::Cuda, AView, YView> {
     prob.key[0] = S.state().key.k[0];
     prob.key[1] = S.state().key.k[1];
     for (int w = 0; w < 4; ++w) prob.counter[w] = S.state().counter.v[w];
-    prob.col0 = S.col_offset();  // draws of columns col0 + j, as CountSketchOp::draw(j)
+    prob.col0 = S.col_offset();
+  }
+
+  /// The slab kernels, when the shape, the device and n allow; false otherwise (nothing done).
+  static bool apply_slab(const Kokkos::Cuda& space, const CountSketchOp& S, const AView& A,
+                         const YView& Y, const CudaCountSketchConfig& cfg) {
+    using namespace CudaCountSketch;
+    if (!slab_pays(S.cols(), S.rows(), cfg)) return false;
+    if (A.stride(1) != 1 || Y.stride(1) != 1) return false;
+    SlabProblem prob;
+    prob.d = std::int64_t(A.extent(1));
+    set_operands(prob, S, A, Y);
     if (!slab_supported(prob, space.cuda_device())) return false;
     ScopedRegion region("count_sketch[cuda-slab]");
     void* ws = WorkspaceCache<Kokkos::CudaSpace>::get(space.cuda_stream(), "count_sketch[slab]",
@@ -138,17 +146,8 @@ struct CountSketchApply<Kokkos::Cuda, AView, YView> {
       }
       ScopedRegion region("count_sketch[cuda-atomic]");
       CudaCountSketch::AtomicProblem prob;
-      prob.n = S.cols();
-      prob.p = S.rows();
       prob.quads = int(d / 4);
-      prob.A = A.data();
-      prob.lda = std::int64_t(A.stride(0));
-      prob.Y = Y.data();
-      prob.ldy = std::int64_t(Y.stride(0));
-      prob.key[0] = S.state().key.k[0];
-      prob.key[1] = S.state().key.k[1];
-      for (int w = 0; w < 4; ++w) prob.counter[w] = S.state().counter.v[w];
-      prob.col0 = S.col_offset();
+      set_operands(prob, S, A, Y);
       CudaCountSketch::atomic_launch(prob, space.cuda_stream());
     }
   }

@@ -18,13 +18,12 @@
 /// in order: warps of one launch gather from one window of A, which stays in L2, and each
 /// launch adds its contribution to Y in stream order. The result is deterministic run to run
 /// (no atomics); it differs from the generic kernel only by FP32 summation order.
+#define KOKKOSSKETCH_NO_KOKKOS  // before any core header: they select their Kokkos-free form
 #include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Cuda_SparseProjectKernels.hpp>
-#include <KokkosSketch_Error.hpp>
-
-#define KOKKOSSKETCH_NO_KOKKOS
-#include <KokkosSketch_Philox.hpp>
 #include <KokkosSketch_Draws.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Philox.hpp>
 
 #include <cuda_runtime.h>
 
@@ -46,7 +45,7 @@ struct OpView {
   __device__ __forceinline__ std::int64_t segment_length() const { return op.segment_length; }
   __device__ __forceinline__ double scale() const { return op.scale; }
   __device__ __forceinline__ PhiloxKey key() const { return PhiloxKey{{op.key[0], op.key[1]}}; }
-  __device__ __forceinline__ const SkipTable& skip_table() const { return op.table; }
+  __device__ __forceinline__ const GeometricTable& skip_table() const { return op.table; }
   /// As SparseOp::segment_counter.
   __device__ __forceinline__ PhiloxCounter segment_counter(std::int64_t grow,
                                                            std::int64_t seg) const {
@@ -85,7 +84,7 @@ __global__ void __launch_bounds__(256)
   const int grp = lane / GS, sub = lane % GS;
   const float scale = float(S.scale());
   const PhiloxKey key = S.key();
-  const SkipTable& table = S.skip_table();
+  const GeometricTable& table = S.skip_table();
 
   for (std::int64_t c0 = 0; c0 < b; c0 += std::int64_t(GS) * VEC) {
     const std::int64_t c = c0 + std::int64_t(sub) * VEC;

@@ -78,12 +78,7 @@ struct SparseProjectApply<Kokkos::Cuda, AView, YView> {
       prob.S.key[0] = S.key().k[0];
       prob.S.key[1] = S.key().k[1];
       for (int x = 0; x < 4; ++x) prob.S.counter[x] = S.state().counter.v[x];
-      const GeometricTable& table = S.skip_table();
-      static_assert(GeometricTable::max_bits == CudaSparse::SkipTable::max_bits,
-                    "CudaSparse::SkipTable mirrors Impl::GeometricTable");
-      for (int x = 0; x < GeometricTable::max_bits; ++x) prob.S.table.t[x] = table.t[x];
-      prob.S.table.nbits = table.nbits;
-      prob.S.table.nsearch = table.nsearch;
+      prob.S.table = S.skip_table();
       prob.A = A.data();
       prob.a_s0 = s0;
       prob.a_s1 = s1;

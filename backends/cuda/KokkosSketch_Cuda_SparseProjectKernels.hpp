@@ -11,6 +11,8 @@
 #ifndef KOKKOSSKETCH_CUDA_SPARSEPROJECTKERNELS_HPP
 #define KOKKOSSKETCH_CUDA_SPARSEPROJECTKERNELS_HPP
 
+#include <KokkosSketch_Draws.hpp>
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -18,35 +20,6 @@
 namespace KokkosSketch {
 namespace Impl {
 namespace CudaSparse {
-
-/// Impl::GeometricTable (core/KokkosSketch_RNG.hpp), the same members in the same order, with
-/// a copy of its 32-bit search, expression for expression (rule: edit both together). Filled
-/// on the host from SparseOp::skip_table().
-struct SkipTable {
-  static constexpr int max_bits = 48;
-  double t[max_bits];
-  int nbits;
-  int nsearch;
-
-  /// As GeometricTable::sample32: the search unrolled over 32 bits with a uniform guard, so
-  /// that on GPUs the table entries become constant operands of the multiplies.
-  __host__ __device__ inline std::uint32_t sample32(double u) const {
-    std::uint32_t g = 0;
-    double acc = 1.0;
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-    for (int j = 31; j >= 0; --j) {
-      if (j < nsearch) {
-        const double trial = acc * t[j];
-        const bool take = trial >= u;
-        acc = take ? trial : acc;
-        g = 2u * g + (take ? 1u : 0u);
-      }
-    }
-    return g;
-  }
-};
 
 /// The (sub)operator S, as plain data.
 struct Op {
@@ -57,7 +30,7 @@ struct Op {
   double scale = 1.0;               ///< SparseOp::scale()
   std::uint32_t key[2] = {0u, 0u};              ///< Philox key of the operator's state
   std::uint32_t counter[4] = {0u, 0u, 0u, 0u};  ///< base counter of the operator's state
-  SkipTable table{};                            ///< SparseOp::skip_table()
+  GeometricTable table{};                       ///< SparseOp::skip_table()
 };
 
 /// One product. A(j, c) = A[j * a_s0 + c * a_s1], Y(i, c) = Y[i * y_s0 + c * y_s1].
