@@ -338,6 +338,8 @@ def main():
             check(why is not None, f"[{label}] -D{name}: {why or 'NOT a variable of the project CMake'}")
         check(defs.get("KokkosSketch_ENABLE_TESTS") == ("ON" if run_tests else "OFF"),
               f"[{label}] KokkosSketch_ENABLE_TESTS follows run_tests ({run_tests})")
+        check(("KOKKOSSKETCH_CHECKSUMS_FILE" in env.set_vars) == run_tests,
+              f"[{label}] golden checksums off exactly when the tests run ({run_tests})")
         is_cuda = spec.satisfies("+cuda")
         if not is_cuda:
             check(not any(n.startswith("CMAKE_CUDA") for n in defs) and "CMAKE_CXX_COMPILER" not in defs,
