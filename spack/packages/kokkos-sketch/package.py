@@ -30,12 +30,12 @@ class KokkosSketch(CMakePackage, CudaPackage):
     depends_on("cxx", type="build")
     depends_on("cmake@3.16:", type="build")
 
-    # Kokkos and Kokkos Kernels: the same generation (3.x with 3.x, 4.x with 4.x) and the same
-    # backends. KokkosSketch has CUDA exactly when Kokkos has: ~cuda asks for a Kokkos without
-    # CUDA, so the CUDA kernel library (backends/cuda/*.cu) is not configured and nvcc is never
-    # called.
-    depends_on("kokkos@3.4.01:")
-    depends_on("kokkos-kernels@3.4.01:")
+    # Kokkos and Kokkos Kernels 3.4.01 through 4.x (docs/install.md), of the same generation
+    # (3.x with 3.x, 4.x with 4.x) and with the same backends. KokkosSketch has CUDA exactly
+    # when Kokkos has: ~cuda asks for a Kokkos without CUDA, so the CUDA kernel library
+    # (backends/cuda/*.cu) is not configured and nvcc is never called.
+    depends_on("kokkos@3.4.01:4")
+    depends_on("kokkos-kernels@3.4.01:4")
     depends_on("kokkos-kernels@3", when="^kokkos@3")
     depends_on("kokkos-kernels@4", when="^kokkos@4")
     depends_on("kokkos+openmp", when="+openmp")
