@@ -12,7 +12,8 @@ the part of the Spack package API it uses (directives, CMakePackage, CudaPackage
     itself or a find module the project uses reads (CMAKE_*, <Package>_ROOT of a
     find_package(<Package>), BLAS_LIBRARIES / LAPACK_LIBRARIES for find_package(LAPACK));
   * checks the properties issue 26 asked for: tests through self.run_tests (no `tests`
-    variant, GoogleTest a test dependency), ~cuda never configures CUDA, Kokkos Kernels tied
+    variant, GoogleTest a test dependency, check() runs ctest and fails when the build has no
+    tests), ~cuda never configures CUDA, Kokkos Kernels tied
     to Kokkos by generation and backend, +cuda with GCC asks for kokkos+wrapper, a
     class-level `git` and a `main` version.
 
@@ -21,11 +22,13 @@ Exit status 0 when every check passes; each failure is printed (-v: every check)
 Run by ctest as KokkosSketch_SpackRecipe (unit_tests/CMakeLists.txt).
 """
 import ast
+import contextlib
 import glob
 import importlib.util
 import os
 import re
 import sys
+import tempfile
 import types
 
 _ARGS = [a for a in sys.argv[1:] if a != "-v"]
@@ -195,12 +198,33 @@ class EnvMods:
     append_path = prepend_path
 
 
+class InstallError(Exception):
+    pass
+
+
+COMMANDS = []
+
+
+def _fake_which(name, required=False):
+    return lambda *args: COMMANDS.append((name,) + args)
+
+
+@contextlib.contextmanager
+def _working_dir(path):
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
 def _install_fake_spack():
     spack = types.ModuleType("spack")
     package = types.ModuleType("spack.package")
     api = dict(CMakePackage=CMakePackage, CudaPackage=CudaPackage,
-               join_path=os.path.join, which=lambda *a, **k: None,
-               InstallError=RuntimeError, Prefix=Prefix,
+               join_path=os.path.join, which=_fake_which, working_dir=_working_dir,
+               make_jobs=2, InstallError=InstallError, Prefix=Prefix,
                run_after=lambda *a, **k: (lambda f: f), run_before=lambda *a, **k: (lambda f: f),
                on_package_attributes=lambda **k: (lambda f: f))
     for kind in DIRECTIVES:
@@ -353,6 +377,24 @@ def main():
                   f"[{label}] NVCC_WRAPPER_DEFAULT_COMPILER set by this recipe: {external}")
         else:
             check("CMAKE_CXX_COMPILER" not in defs, f"[{label}] Spack's compiler (no CMAKE_CXX_COMPILER)")
+
+    # 5. check(): ctest in the build directory, and a loud error when that directory has no
+    #    tests (an incremental `spack develop` build configured without them).
+    pkg = pkg_class(cases[1][1])
+    pkg.run_tests = True
+    with tempfile.TemporaryDirectory() as build:
+        pkg.build_directory = build
+        try:
+            pkg.check()
+            check(False, "check() without tests configured raises InstallError")
+        except InstallError as e:
+            check(build in str(e),
+                  "check() without tests configured raises InstallError naming the directory")
+        open(os.path.join(build, "CTestTestfile.cmake"), "w").close()
+        del COMMANDS[:]
+        pkg.check()
+        check(bool(COMMANDS) and COMMANDS[0][0] == "ctest" and "--output-on-failure" in COMMANDS[0],
+              f"check() runs ctest --output-on-failure: {COMMANDS}")
 
     print("check_spack_recipe: %d checks, %s" % (len(passed) + len(failures),
           "all passed" if not failures else f"{len(failures)} FAILED"))
