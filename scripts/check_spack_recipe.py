@@ -395,6 +395,15 @@ def main():
         pkg.check()
         check(bool(COMMANDS) and COMMANDS[0][0] == "ctest" and "--output-on-failure" in COMMANDS[0],
               f"check() runs ctest --output-on-failure: {COMMANDS}")
+        # Spack 0.23: the build directory is on pkg.builder, not on the package.
+        del pkg.build_directory
+        pkg.builder = types.SimpleNamespace(build_directory=build)
+        del COMMANDS[:]
+        try:
+            pkg.check()
+            check(bool(COMMANDS), "check() finds the build directory on pkg.builder (Spack 0.23)")
+        except AttributeError as e:
+            check(False, f"check() finds the build directory on pkg.builder (Spack 0.23): {e}")
 
     print("check_spack_recipe: %d checks, %s" % (len(passed) + len(failures),
           "all passed" if not failures else f"{len(failures)} FAILED"))

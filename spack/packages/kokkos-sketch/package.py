@@ -83,14 +83,18 @@ class KokkosSketch(CMakePackage, CudaPackage):
     def check(self):
         """The unit tests, after the build, with `spack install --test=root` (the standard
         self.run_tests idiom: CMakePackage calls this after the build phase)."""
-        with working_dir(self.build_directory):
+        # Spack 0.23 has the build directory on the package's builder; Spack 1.x forwards it
+        # to the package (which has no `builder`).
+        builder = getattr(self, "builder", None)
+        build_directory = builder.build_directory if builder is not None else self.build_directory
+        with working_dir(build_directory):
             # An incremental `spack develop` build skips the cmake phase when the build
             # directory is configured; configured without the tests, it has none to run.
             if not os.path.isfile("CTestTestfile.cmake"):
                 raise InstallError(
                     "--test=root, but the build directory was configured without the tests "
                     "(an earlier build of this spec without --test); remove it "
-                    f"({self.build_directory}) and install again"
+                    f"({build_directory}) and install again"
                 )
             ctest = which("ctest", required=True)
             ctest("--output-on-failure", "-j", str(make_jobs))
@@ -115,6 +119,7 @@ class KokkosSketch(CMakePackage, CudaPackage):
         if spec.satisfies("+cuda"):
             # backends/cuda/*.cu are compiled by nvcc, for Kokkos' architectures (the project
             # checks that this list agrees with Kokkos).
-            args.append(self.define("CMAKE_CUDA_COMPILER", join_path(spec["cuda"].prefix.bin, "nvcc")))
+            nvcc = join_path(spec["cuda"].prefix.bin, "nvcc")
+            args.append(self.define("CMAKE_CUDA_COMPILER", nvcc))
             args.append(self.define("CMAKE_CUDA_ARCHITECTURES", spec.variants["cuda_arch"].value))
         return args
