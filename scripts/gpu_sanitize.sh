@@ -14,7 +14,9 @@
 #     docs/DevNotes.md.
 # Environment: COMPUTE_SANITIZER (default: compute-sanitizer on PATH, else
 # $CUDA_HOME/bin or /usr/local/cuda/bin), KOKKOSSKETCH_SANITIZE_FILTER (gtest filter,
-# default '*Cuda*'), KOKKOSSKETCH_SANITIZE_TOOLS (default 'memcheck racecheck').
+# default '*Cuda*'), KOKKOSSKETCH_SANITIZE_TOOLS (default 'memcheck racecheck'),
+# KOKKOSSKETCH_SANITIZE_TIMEOUT (seconds per binary and tool; default none; a run that
+# times out is a FAIL).
 set -uo pipefail
 build="${1:?usage: gpu_sanitize.sh <cuda-build-dir> [log-dir]}"
 logs="${2:-$build/sanitizer-logs}"
@@ -22,6 +24,8 @@ mkdir -p "$logs"
 cs="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")}"
 filter="${KOKKOSSKETCH_SANITIZE_FILTER:-*Cuda*}"
 tools="${KOKKOSSKETCH_SANITIZE_TOOLS:-memcheck racecheck}"
+limit=()
+[ -n "${KOKKOSSKETCH_SANITIZE_TIMEOUT:-}" ] && limit=(timeout "$KOKKOSSKETCH_SANITIZE_TIMEOUT")
 accepted='Kokkos::Impl::ParallelScan'
 export OMP_PROC_BIND="${OMP_PROC_BIND:-false}"
 [ -x "$cs" ] || { echo "gpu_sanitize: no compute-sanitizer at $cs" >&2; exit 2; }
@@ -35,15 +39,15 @@ for bin in $bins; do
     log="$logs/$name.$tool.log"
     case $tool in
       memcheck)
-        "$cs" --tool memcheck --error-exitcode 86 --print-limit 0 "$bin" \
+        "${limit[@]}" "$cs" --tool memcheck --error-exitcode 86 --print-limit 0 "$bin" \
           --gtest_filter="$filter" > "$log" 2>&1
         rc=$?
         summary=$(grep -m1 "ERROR SUMMARY" "$log")
         tests=$(grep -m1 -E "^\[  (PASSED|FAILED)  \]" "$log")
         if [ $rc -ne 0 ]; then status=1; verdict=FAIL; else verdict=ok; fi
-        echo "$verdict $name memcheck: ${summary#========= } ${tests}";;
+        echo "$verdict $name memcheck (rc $rc): ${summary#========= } ${tests}";;
       racecheck)
-        "$cs" --tool racecheck --racecheck-report all --racecheck-detect-level warn \
+        "${limit[@]}" "$cs" --tool racecheck --racecheck-report all --racecheck-detect-level warn \
           --print-limit 0 "$bin" --gtest_filter="$filter" > "$log" 2>&1
         rc=$?
         # Counts from the summary line(s): "RACECHECK SUMMARY: N hazards displayed (E errors,
@@ -60,7 +64,7 @@ for bin in $bins; do
         tests=$(grep -m1 -E "^\[  (PASSED|FAILED)  \]" "$log")
         if [ $rc -ne 0 ] || [ "$errors" -ne 0 ] || [ "$warn_other" -ne 0 ]; then
           status=1; verdict=FAIL; else verdict=ok; fi
-        echo "$verdict $name racecheck: $errors error hazards, $warn_total warning hazards" \
+        echo "$verdict $name racecheck (rc $rc): $errors error hazards, $warn_total warning hazards" \
              "($warn_other warning reports outside the accepted list) ${tests}";;
     esac
   done
