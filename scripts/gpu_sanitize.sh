@@ -21,6 +21,7 @@ set -uo pipefail
 build="${1:?usage: gpu_sanitize.sh <cuda-build-dir> [log-dir]}"
 logs="${2:-$build/sanitizer-logs}"
 mkdir -p "$logs"
+rm -f "$logs"/*.verdict
 cs="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")}"
 filter="${KOKKOSSKETCH_SANITIZE_FILTER:-*Cuda*}"
 tools="${KOKKOSSKETCH_SANITIZE_TOOLS:-memcheck racecheck}"
@@ -30,43 +31,62 @@ accepted='Kokkos::Impl::ParallelScan'
 export OMP_PROC_BIND="${OMP_PROC_BIND:-false}"
 [ -x "$cs" ] || { echo "gpu_sanitize: no compute-sanitizer at $cs" >&2; exit 2; }
 
-status=0
 bins=$(ls "$build"/unit_tests/KokkosSketch_UnitTest_* 2>/dev/null)
 [ -n "$bins" ] || { echo "gpu_sanitize: no test binaries in $build/unit_tests" >&2; exit 2; }
-for bin in $bins; do
+
+# run_one <binary> <tool>: runs the tool, writes one verdict line to <log>.verdict.
+run_one() {
+  local bin=$1 tool=$2 name rc log summary tests verdict errors warn_total warn_other
   name=$(basename "$bin")
+  log="$logs/$name.$tool.log"
+  case $tool in
+    memcheck)
+      "${limit[@]}" "$cs" --tool memcheck --error-exitcode 86 --print-limit 0 "$bin" \
+        --gtest_filter="$filter" > "$log" 2>&1
+      rc=$?
+      summary=$(grep -m1 "ERROR SUMMARY" "$log")
+      tests=$(grep -m1 -E "^\[  (PASSED|FAILED)  \]" "$log")
+      if [ $rc -ne 0 ]; then verdict=FAIL; else verdict=ok; fi
+      echo "$verdict $name memcheck (rc $rc): ${summary#========= } ${tests}" > "$log.verdict";;
+    racecheck)
+      "${limit[@]}" "$cs" --tool racecheck --racecheck-report all --racecheck-detect-level warn \
+        --print-limit 0 "$bin" --gtest_filter="$filter" > "$log" 2>&1
+      rc=$?
+      # Counts from the summary line(s): "RACECHECK SUMMARY: N hazards displayed (E errors,
+      # W warnings)"; warnings outside the accepted list from each warning's report (the
+      # header line and the two access lines below it name the kernel).
+      read -r errors warn_total < <(awk '/RACECHECK SUMMARY/ { gsub(/[(),]/, " ");
+          for (i = 2; i <= NF; ++i) { if ($i ~ /^error/) e += $(i-1); if ($i ~ /^warning/) w += $(i-1) } }
+          END { print e + 0, w + 0 }' "$log")
+      warn_other=$(awk -v ok="$accepted" '
+          function flush() { if (blk != "" && index(blk, ok) == 0) n++; blk = "" }
+          /^========= (WARNING|Warning)/ { flush(); blk = $0; left = 2; next }
+          left > 0 { blk = blk $0; --left; next }
+          END { flush(); print n + 0 }' "$log")
+      tests=$(grep -m1 -E "^\[  (PASSED|FAILED)  \]" "$log")
+      if [ $rc -ne 0 ] || [ "$errors" -ne 0 ] || [ "$warn_other" -ne 0 ]; then
+        verdict=FAIL; else verdict=ok; fi
+      echo "$verdict $name racecheck (rc $rc): $errors error hazards, $warn_total warning" \
+           "hazards ($warn_other warning reports outside the accepted list) ${tests}" \
+           > "$log.verdict";;
+  esac
+}
+
+# KOKKOSSKETCH_SANITIZE_JOBS runs (binary, tool) pairs concurrently on the one GPU (default 1).
+jobs_max="${KOKKOSSKETCH_SANITIZE_JOBS:-1}"
+for bin in $bins; do
   for tool in $tools; do
-    log="$logs/$name.$tool.log"
-    case $tool in
-      memcheck)
-        "${limit[@]}" "$cs" --tool memcheck --error-exitcode 86 --print-limit 0 "$bin" \
-          --gtest_filter="$filter" > "$log" 2>&1
-        rc=$?
-        summary=$(grep -m1 "ERROR SUMMARY" "$log")
-        tests=$(grep -m1 -E "^\[  (PASSED|FAILED)  \]" "$log")
-        if [ $rc -ne 0 ]; then status=1; verdict=FAIL; else verdict=ok; fi
-        echo "$verdict $name memcheck (rc $rc): ${summary#========= } ${tests}";;
-      racecheck)
-        "${limit[@]}" "$cs" --tool racecheck --racecheck-report all --racecheck-detect-level warn \
-          --print-limit 0 "$bin" --gtest_filter="$filter" > "$log" 2>&1
-        rc=$?
-        # Counts from the summary line(s): "RACECHECK SUMMARY: N hazards displayed (E errors,
-        # W warnings)"; warnings outside the accepted list from each warning's report (the
-        # header line and the two access lines below it name the kernel).
-        read -r errors warn_total < <(awk '/RACECHECK SUMMARY/ { gsub(/[(),]/, " ");
-            for (i = 2; i <= NF; ++i) { if ($i ~ /^error/) e += $(i-1); if ($i ~ /^warning/) w += $(i-1) } }
-            END { print e + 0, w + 0 }' "$log")
-        warn_other=$(awk -v ok="$accepted" '
-            function flush() { if (blk != "" && index(blk, ok) == 0) n++; blk = "" }
-            /^========= (WARNING|Warning)/ { flush(); blk = $0; left = 2; next }
-            left > 0 { blk = blk $0; --left; next }
-            END { flush(); print n + 0 }' "$log")
-        tests=$(grep -m1 -E "^\[  (PASSED|FAILED)  \]" "$log")
-        if [ $rc -ne 0 ] || [ "$errors" -ne 0 ] || [ "$warn_other" -ne 0 ]; then
-          status=1; verdict=FAIL; else verdict=ok; fi
-        echo "$verdict $name racecheck (rc $rc): $errors error hazards, $warn_total warning hazards" \
-             "($warn_other warning reports outside the accepted list) ${tests}";;
-    esac
+    run_one "$bin" "$tool" &
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do sleep 1; done
+  done
+done
+wait
+status=0
+for bin in $bins; do
+  for tool in $tools; do
+    v="$logs/$(basename "$bin").$tool.log.verdict"
+    if [ -f "$v" ]; then cat "$v"; grep -q '^ok ' "$v" || status=1
+    else echo "FAIL $(basename "$bin") $tool: no verdict"; status=1; fi
   done
 done
 # The Kokkos-only reproducer of the accepted warnings.
