@@ -11,7 +11,9 @@
 
 #include <KokkosSparse_CrsMatrix.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace KokkosSketch {
@@ -98,6 +100,89 @@ void check_finite_result(const char* f, const ExecSpace& space, const YView& Y) 
   const std::int64_t bad = count_nonfinite(space, Y, "KokkosSketch::check_finite");
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of Y are NaN or Inf: A holds NaN/Inf in a "
                         "row that S uses, or the sum overflowed");
+}
+
+// ---------------------------------------------------------------------------------------
+// Enum validation (issue 25): one check for every enum that a public function or plan takes.
+
+/// \brief What check_enum needs to know of a public enum E. Specialized next to each enum's
+/// definition: `name` (the enum's name, for messages) and `values` (the enumerators' names in
+/// the order of their values 0, 1, ...; every public enum is contiguous from 0).
+/// \tparam E a scoped enum of the library
+template <class E>
+struct EnumTraits;
+
+/// \brief Whether `v` is one of E's enumerators (0 <= underlying value < number of names).
+/// \param [in] v the value, possibly out of range (e.g. static_cast<E>(99))
+/// \return true for a valid enumerator
+template <class E>
+constexpr bool is_valid_enum(E v) {
+  const long long i = static_cast<long long>(static_cast<std::underlying_type_t<E>>(v));
+  return i >= 0 && i < static_cast<long long>(sizeof(EnumTraits<E>::values) /
+                                              sizeof(EnumTraits<E>::values[0]));
+}
+
+/// \brief Name of an enumerator of E ("?" when `v` is out of range).
+/// \param [in] v the value
+/// \return the enumerator's name, e.g. "fp16"
+template <class E>
+const char* enum_value_name(E v) {
+  return is_valid_enum(v)
+             ? EnumTraits<E>::values[static_cast<std::size_t>(
+                   static_cast<std::underlying_type_t<E>>(v))]
+             : "?";
+}
+
+/// \brief Throws Error when `v` is not one of E's enumerators, e.g.
+/// `opts.variant = 7 is not a valid ShgemmVariant (valid: ShgemmVariant::automatic = 0,
+/// ShgemmVariant::fp16 = 1, ShgemmVariant::tf32 = 2)`. Host only, no wait.
+/// \param [in] f the public function's name, for the error
+/// \param [in] what the argument or option holding the value, e.g. "opts.variant"
+/// \param [in] v the value
+template <class E>
+void check_enum(const char* f, const char* what, E v) {
+  if (is_valid_enum(v)) return;
+  using traits = EnumTraits<E>;
+  constexpr std::size_t count = sizeof(traits::values) / sizeof(traits::values[0]);
+  std::string valid;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i != 0) valid += ", ";
+    valid += concat(traits::name, "::", traits::values[i], " = ", i);
+  }
+  KOKKOSSKETCH_THROW_IF(true, f, what, " = ",
+                        static_cast<long long>(static_cast<std::underlying_type_t<E>>(v)),
+                        " is not a valid ", traits::name, " (valid: ", valid, ")");
+}
+
+// ---------------------------------------------------------------------------------------
+// Non-finite inputs (issue 25): the input-side counterpart of check_finite_result.
+
+/// \brief Throws if the rank-2 input `V` holds NaN or Inf: "<count> entries of <name> are NaN
+/// or Inf (<name> is r x c)". Waits for the count on `space` (a host verdict).
+/// \param [in] f the public function's name, for the error
+/// \param [in] space instance the count runs on
+/// \param [in] V the input
+/// \param [in] name the argument's name in the message, e.g. "A"
+template <class ExecSpace, class View>
+void check_finite_input(const char* f, const ExecSpace& space, const View& V, const char* name) {
+  const std::int64_t bad = count_nonfinite(space, V, "KokkosSketch::check_finite_input");
+  KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of ", name, " are NaN or Inf (", name,
+                        " is ", V.extent(0), " x ", V.extent(1), ")");
+}
+
+/// \brief Counts non-finite entries of a rank-1 View on `space` and waits for the count.
+template <class ExecSpace, class View>
+std::int64_t count_nonfinite_vector(const ExecSpace& space, const View& v, const char* label) {
+  std::int64_t bad = 0;
+  Kokkos::parallel_reduce(
+      label,
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
+                                                                       std::int64_t(v.extent(0))),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t & n) {
+        if (!Impl::isfinite(v(i))) ++n;
+      },
+      bad);
+  return bad;
 }
 
 }  // namespace Impl

@@ -10,6 +10,7 @@
 #ifndef KOKKOSSKETCH_OPERATORBASE_HPP
 #define KOKKOSSKETCH_OPERATORBASE_HPP
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_RNG.hpp>
 
@@ -27,6 +28,15 @@ enum class Scaling {
 };
 
 namespace Impl {
+/// \brief Names of Scaling for Impl::check_enum.
+template <>
+struct EnumTraits<Scaling> {
+  /// The enum's name.
+  static constexpr const char* name = "Scaling";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"unscaled", "isometric"};
+};
+
 inline void check_operator_dims(const char* f, std::int64_t rows, std::int64_t cols) {
   KOKKOSSKETCH_THROW_IF(rows <= 0 || cols <= 0, f, "operator extents must be positive, got ",
                         rows, " x ", cols);

@@ -48,10 +48,11 @@ struct RPHOSVDOptions {
   /// Fence after every step of compute() and record its wall-clock time in RPHOSVDStats
   /// (for breakdowns; adds a few synchronizations).
   bool time_steps = false;
-  /// Count the non-finite entries of every W = A_(i) Omega_(i) and throw Error if there is
-  /// any (NaN/Inf in A, or overflow). Each check waits for the instance (one wait per mode;
-  /// without checks the default CholeskyQR waits once for all modes, Householder once per
-  /// factorization on CUDA).
+  /// Check the projections and the output: count the non-finite entries of every
+  /// W = A_(i) Omega_(i) (NaN/Inf in A, or overflow) and of the core g (an overflow of the
+  /// contraction) and throw Error if there is any. Each check waits for the instance (one
+  /// wait per mode and one for the core; without checks the default CholeskyQR waits once for
+  /// all modes, Householder once per factorization on CUDA).
   bool check_finite = true;
   /// Orthonormalization of the W (QRMethod). Default: shifted CholeskyQR3 in FP64 (three
   /// Cholesky passes, orthonormal to FP64 rounding for condition numbers up to about 1e15:
@@ -172,7 +173,8 @@ class RPHOSVD {
   ///   J_i <= prod_{k != i} I_k
   /// \param [in] options projection method, RNG state, finiteness checks
   /// \throws Error if N is not 3 or 4, the sizes differ, a rank is out of range, or an
-  ///   extent product exceeds the 32-bit integers of BLAS/LAPACK
+  ///   extent product exceeds the 32-bit integers of BLAS/LAPACK, or options.projection or
+  ///   options.qr is not a valid enumerator
   RPHOSVD(const ExecSpace& space, const std::vector<std::int64_t>& extents,
           const std::vector<std::int64_t>& ranks, const RPHOSVDOptions& options = {})
       : m_space(space),
@@ -180,6 +182,8 @@ class RPHOSVD {
         m_la(space),
         m_ortho(m_la, options.qr, "KokkosSketch::RPHOSVD::") {
     const char* f = "RPHOSVD";
+    Impl::check_enum(f, "options.projection", options.projection);
+    Impl::check_enum(f, "options.qr", options.qr);
     m_dims = Impl::make_dims(f, extents, "extents");
     KOKKOSSKETCH_THROW_IF(ranks.size() != extents.size(), f, "ranks has ", ranks.size(),
                           " entries but extents has ", extents.size());
@@ -256,7 +260,8 @@ class RPHOSVD {
   /// \param [out] Q the factors Q_1, ..., Q_N, Q_i of extents I_i x J_i with orthonormal
   ///   columns; overwritten
   /// \throws Error on extents that differ from the plan's, a non-contiguous A, and (with
-  ///   check_finite) NaN/Inf in a projection
+  ///   check_finite) NaN/Inf in a projection or in the core (an overflow; the outputs have
+  ///   then not been written)
   template <class AView, class GView, class... QViews>
   void compute(const AView& A, const GView& g, const QViews&... Q) {
     Impl::static_check_tensor<ExecSpace, AView, false>();
@@ -282,6 +287,7 @@ class RPHOSVD {
     }
     m_omega_ready = m_options.reuse_omega;
     contract_core(a);  // g = A x_1 Q_1^T ... x_N Q_N^T
+    if (m_options.check_finite) check_core(f);
     store_outputs(g, Q...);
     m_stats.seconds_core += timer.lap();
     m_stats.cholesky_fallbacks = m_ortho.cholesky_fallbacks();
@@ -310,6 +316,17 @@ class RPHOSVD {
         Impl::count_nonfinite(m_space, factor(k), "KokkosSketch::check_finite");
     KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of W = A_(", k + 1, ") Omega_(", k + 1,
                           ") are NaN or Inf: A holds NaN/Inf, or the projection overflowed");
+  }
+
+  /// (check_finite) Throws if the core holds NaN/Inf: the projections were finite, so the
+  /// contraction overflowed FP32 (waits for the instance).
+  void check_core(const char* f) {
+    const std::int64_t J0 = m_ranks.n[0];
+    const std::int64_t bad = Impl::count_nonfinite(
+        m_space, mat_t(m_core.data(), J0, m_ranks.size() / J0), "KokkosSketch::check_finite");
+    KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of the core g are NaN or Inf: the "
+                          "projections were finite, so the contraction overflowed FP32 (scale "
+                          "A down)");
   }
 
   /// Householder: Q_k = qr(W_k) now. Cholesky-based: the FP64 copy X_k = double(W_k) that

@@ -50,8 +50,11 @@ struct RandomizedSVDOptions {
   SvdAlgorithm svd_algorithm = SvdAlgorithm::automatic;
   /// RNG state of \f$\Omega\f$.
   RNGState state{};
-  /// Count the NaN/Inf entries of A before the projection and throw Error if there is any:
-  /// one read of A (m n entries) and a host read of the count (waits for the instance).
+  /// Check inputs and outputs: count the NaN/Inf entries of A before the projection, of the
+  /// projection \f$Y = A\,\Omega\f$ after it (a finite A whose entries or norm approach
+  /// the Scalar's range can overflow there), and of U, S and V at the end, and throw Error if
+  /// there is any. One read of A (m n entries), of Y (m k) and of the outputs ((m + n + 1) p),
+  /// each count read on the host (three waits for the instance).
   bool check_finite = true;
   /// Fence after every step of compute() and record its wall-clock time in
   /// RandomizedSVDStats (for breakdowns; adds a few synchronizations).
@@ -209,8 +212,8 @@ class RandomizedSVD {
   /// \param [in] n columns of A, >= 1
   /// \param [in] opts rank, oversampling, power iterations, methods, RNG state
   /// \throws Error if rank < 1, oversampling < 0, rank + oversampling > min(m, n), power
-  ///   iterations < 0, an extent exceeds 32-bit integers (LAPACK), or an SHGEMM projection is
-  ///   asked for with Scalar = double
+  ///   iterations < 0, an extent exceeds 32-bit integers (LAPACK), an SHGEMM projection is
+  ///   asked for with Scalar = double, or an enum option is not a valid enumerator
   RandomizedSVD(const ExecSpace& space, std::int64_t m, std::int64_t n,
                 const RandomizedSVDOptions& opts)
       : m_space(space),
@@ -220,6 +223,10 @@ class RandomizedSVD {
         m_la(space),
         m_ortho(m_la, opts.qr, "KokkosSketch::RandomizedSVD::") {
     const char* f = "RandomizedSVD";
+    Impl::check_enum(f, "opts.projection", opts.projection);
+    Impl::check_enum(f, "opts.qr", opts.qr);
+    Impl::check_enum(f, "opts.small_svd", opts.small_svd);
+    Impl::check_enum(f, "opts.svd_algorithm", opts.svd_algorithm);
     KOKKOSSKETCH_THROW_IF(m < 1 || n < 1, f, "A is ", m, " x ", n, "; it must not be empty");
     KOKKOSSKETCH_THROW_IF(opts.rank < 1, f, "rank = ", opts.rank, " must be >= 1");
     KOKKOSSKETCH_THROW_IF(opts.oversampling < 0, f, "oversampling = ", opts.oversampling,
@@ -257,7 +264,8 @@ class RandomizedSVD {
   /// \param [out] U m x p LayoutLeft View of Scalar: orthonormal columns
   /// \param [out] S p View of Scalar: singular values, descending
   /// \param [out] V n x p LayoutLeft View of Scalar: orthonormal columns
-  /// \throws Error on extents other than the plan's, or (check_finite) NaN/Inf in A
+  /// \throws Error on extents other than the plan's, or (check_finite) NaN/Inf in A, or an
+  ///   overflow to Inf in the projection or the outputs (then U, S, V may have been written)
   template <class AView, class UView, class SView, class VView>
   void compute(const AView& A, const UView& U, const SView& S, const VView& V) {
     Impl::static_check_view<ExecSpace, AView, 2, false>();
@@ -282,6 +290,7 @@ class RandomizedSVD {
                                      "KokkosSketch::RandomizedSVD::timer");
     const auto Y = mat(m_Y, m_m, m_k), Z = mat(m_Z, m_n, m_k);
     project(A, Y);  // Y = A Omega
+    if (m_opts.check_finite) check_finite_step(Y, "the projection Y = A Omega");
     m_stats.seconds_projection = timer.lap();
     orthonormalize_range(Y);  // Q = orth(Y), in Y
     m_stats.seconds_orthonormalize = timer.lap();
@@ -292,6 +301,7 @@ class RandomizedSVD {
     small_svd(Z);  // B^T = Ub S VT (direct) or B^T = Q2 R2, R2 = Ur S VT
     m_stats.seconds_small_svd = timer.lap();
     assemble(Y, Z, U, S, V);  // U = Q VT^T, V = Ub or Q2 Ur, the leading p triples
+    if (m_opts.check_finite) check_finite_outputs(U, S, V);
     m_stats.seconds_assemble = timer.lap();
     end_stats();
   }
@@ -394,6 +404,27 @@ class RandomizedSVD {
     KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of A are NaN or Inf (A is ", m_m, " x ",
                           m_n, ")");
   }
+  }
+
+  /// (check_finite) Throws if an intermediate matrix of a finite A holds NaN/Inf: overflow.
+  void check_finite_step(const umat_t& M, const char* what) const {
+    const std::int64_t bad =
+        Impl::count_nonfinite(m_space, M, "KokkosSketch::RandomizedSVD::check_finite");
+    KOKKOSSKETCH_THROW_IF(bad != 0, "RandomizedSVD::compute", bad, " entries of ", what,
+                          " are NaN or Inf: A is finite, so it overflowed the Scalar's range "
+                          "(scale A down)");
+  }
+
+  /// (check_finite) Throws if U, S or V holds NaN/Inf (an overflow of a finite A).
+  template <class UView, class SView, class VView>
+  void check_finite_outputs(const UView& U, const SView& S, const VView& V) const {
+    const char* label = "KokkosSketch::RandomizedSVD::check_finite";
+    const std::int64_t bad = Impl::count_nonfinite(m_space, U, label) +
+                             Impl::count_nonfinite_vector(m_space, S, label) +
+                             Impl::count_nonfinite(m_space, V, label);
+    KOKKOSSKETCH_THROW_IF(bad != 0, "RandomizedSVD::compute", bad,
+                          " entries of U, S and V are NaN or Inf: A is finite, so the "
+                          "computation overflowed the Scalar's range (scale A down)");
   }
 
   void begin_stats() {

@@ -62,6 +62,11 @@ namespace KokkosSketch {
 /// \return the first RNG state the generator did not use
 /// \throws Error if ranks has the wrong size, a rank or the padding is out of range, A is
 ///   empty or not contiguous
+///
+/// Range: A cannot overflow float. |G| < 1 and every entry of Omega_(i) sums J_i - p
+/// products of entries in (-1, 1), so |A| <= prod_i J_i (J_i - p) < (prod_i J_i)^2, and
+/// prod_i J_i <= 2^59 (checked), so |A| < 2^118 < FLT_MAX (about 2^128): there are no
+/// user-given values to refuse.
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState tucker_test_tensor(const ExecSpace& space, const RNGState& state,

@@ -22,9 +22,11 @@ namespace KokkosSketch {
 
 /// \brief Options of the projection calls.
 struct ProjectOptions {
-  /// After the kernel, count non-finite entries of Y and throw KokkosSketch::Error if any
-  /// (NaN/Inf in a row of A that S uses, or overflow). This waits for the kernel (a fence on
-  /// the given instance); set false to keep the call fully asynchronous.
+  /// After the kernel, count non-finite entries of the output Y and throw
+  /// KokkosSketch::Error if any. One check covers input and output: NaN/Inf in a row of A
+  /// that S uses reaches Y, and so does an overflow of the sums of a finite A (the rows of A
+  /// that S does not use cannot affect Y and are not read). This waits for the kernel (a
+  /// fence on the given instance); set false to keep the call fully asynchronous.
   bool check_finite = true;
 };
 

@@ -31,9 +31,11 @@ struct CountSketchOptions {
   /// over n indices) and each bucket's rows are summed in ascending row order: Y is the same
   /// bit for bit on every call and on every backend.
   bool deterministic = false;
-  /// After the kernel, count non-finite entries of Y and throw KokkosSketch::Error if any
-  /// (NaN/Inf in A, or overflow). This waits for the kernel (a fence on the given instance);
-  /// set false to keep the call asynchronous.
+  /// After the kernel, count non-finite entries of the output Y and throw
+  /// KokkosSketch::Error if any. One check covers input and output: NaN/Inf in A reaches Y
+  /// (every row of A is added to some row of Y), and so does an overflow of the sums of a
+  /// finite A. This waits for the kernel (a fence on the given instance); set false to keep
+  /// the call asynchronous.
   bool check_finite = true;
 };
 

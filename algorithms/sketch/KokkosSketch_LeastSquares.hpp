@@ -31,6 +31,17 @@ enum class LeastSquaresSketch {
   count_sketch
 };
 
+namespace Impl {
+/// \brief Names of LeastSquaresSketch for Impl::check_enum.
+template <>
+struct EnumTraits<LeastSquaresSketch> {
+  /// The enum's name.
+  static constexpr const char* name = "LeastSquaresSketch";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"gaussian", "count_sketch"};
+};
+}  // namespace Impl
+
 /// \brief Options of sketch_and_solve and sketch_and_precondition.
 struct LeastSquaresOptions {
   /// Kind of the sketch S.
@@ -178,8 +189,8 @@ inline std::int64_t default_lsq_rows(LeastSquaresSketch kind, bool precondition,
 /// \param [in] state RNG state of S
 /// \param [in] opts sketch kind and rows (LeastSquaresOptions)
 /// \return iterations = 0, residual_norm = \f$\|A x - b\|_2\f$
-/// \throws Error on empty or wide A, mismatched b or x, sketch_rows <= d, a rank-deficient
-///   S A, or NaN/Inf in A or b (NaN/Inf diagonal of R, or a non-finite residual)
+/// \throws Error on empty or wide A, mismatched b or x, an invalid opts.sketch, sketch_rows
+///   <= d, a rank-deficient S A, or NaN/Inf in A or b (NaN/Inf diagonal of R, or a non-finite residual)
 ///
 /// Cost: the sketch (2 k n d flops Gaussian, n d CountSketch), 2 k d^2 for the QR,
 /// 2 n d for the residual.
@@ -193,6 +204,7 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const AView& A, cons
   using la_t = Impl::DenseLA<ExecSpace, scalar_t>;
   Impl::ScopedRegion region(std::string("sketch_and_solve[") + la_t::path + "]");
   const char* f = "sketch_and_solve";
+  Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_lsq_args(f, A, b, x);
   const std::int64_t d = A.extent(1);
   const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
@@ -243,8 +255,8 @@ LeastSquaresResult sketch_and_solve(const AView& A, const BView& b, const XView&
 /// \param [in] opts sketch kind and rows, tolerance, iteration limit
 /// \return LSQR iterations, \f$\|A x - b\|_2\f$ of the returned x, and whether a stopping
 ///   test was met before max_iterations
-/// \throws Error on empty or wide A, mismatched b or x, sketch_rows <= d, a negative
-///   tolerance or iteration limit, NaN/Inf, or a rank-deficient S A
+/// \throws Error on empty or wide A, mismatched b or x, an invalid opts.sketch, sketch_rows
+///   <= d, a negative tolerance or iteration limit, NaN/Inf, or a rank-deficient S A
 ///
 /// Cost: the sketch and QR as in sketch_and_solve (with k about 4 d), then per iteration
 /// 4 n d + 2 d^2 flops and 4 host synchronizations.
@@ -260,6 +272,7 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& 
   using vec_t = typename la_t::vector_type;
   Impl::ScopedRegion region(std::string("sketch_and_precondition[") + la_t::path + "]");
   const char* f = "sketch_and_precondition";
+  Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_lsq_args(f, A, b, x);
   KOKKOSSKETCH_THROW_IF(opts.tolerance < 0 || !(opts.tolerance < 1), f, "tolerance = ",
                         opts.tolerance, " must lie in [0, 1)");

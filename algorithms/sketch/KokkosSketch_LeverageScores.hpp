@@ -37,6 +37,17 @@ enum class LeverageSketch {
   gaussian
 };
 
+namespace Impl {
+/// \brief Names of LeverageSketch for Impl::check_enum.
+template <>
+struct EnumTraits<LeverageSketch> {
+  /// The enum's name.
+  static constexpr const char* name = "LeverageSketch";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"count_sketch", "gaussian"};
+};
+}  // namespace Impl
+
 /// \brief Options of approx_leverage_scores.
 struct LeverageScoreOptions {
   /// Kind of the first sketch S.
@@ -80,8 +91,8 @@ void check_scores_args(const char* f, const AView& A, const SView& scores) {
 /// \param [in] space instance the work runs on; the call waits for it (rank check)
 /// \param [in] A n x d View (d <= n), any layout, float or double, full column rank
 /// \param [out] scores n entries; scores(i) = \f$\|e_i^\top Q\|_2^2\f$
-/// \throws Error on empty or wide A, a mismatched scores length, NaN/Inf, or a
-///   rank-deficient A (|R_ii| <= max(n, d) eps max_j |R_jj|)
+/// \throws Error on empty or wide A, a mismatched scores length, NaN/Inf in A (counted
+///   before the QR), or a rank-deficient A (|R_ii| <= max(n, d) eps max_j |R_jj|)
 ///
 /// Cost: 4 n d^2 flops (Householder QR and forming Q), n d extra memory.
 template <class ExecSpace, class AView, class SView,
@@ -93,6 +104,7 @@ void exact_leverage_scores(const ExecSpace& space, const AView& A, const SView& 
   Impl::ScopedRegion region(std::string("exact_leverage_scores[") + la_t::path + "]");
   const char* f = "exact_leverage_scores";
   Impl::check_scores_args(f, A, scores);
+  Impl::check_finite_input(f, space, A, "A");
   la_t la(space);
   typename la_t::matrix_type Q;
   const auto R = la.qr(A, &Q);
@@ -122,6 +134,16 @@ void exact_leverage_scores(const AView& A, const SView& scores) {
 /// Each score is then within a constant factor of the exact one with high probability
 /// (the factor \f$(1\pm\epsilon)^{\mp 2}\f$ of step 2 times the JL distortion of step 3).
 ///
+/// Rank-deficient sketch: S A can be rank-deficient while A is not (a CountSketch maps two
+/// rows of A to one bucket with probability about \f$n^2/(2 k_1)\f$; with n = d every such
+/// collision makes S A singular). When R of step 2 fails the rank test, steps 1 and 2 are
+/// retried at most twice, each from the RNG state after the previous sketch:
+/// retry 1 with the same kind of sketch and 2 k1 rows; retry 2 with a Gaussian sketch of
+/// max(d + 32, 8 d) rows (4 k1 rows if the first sketch was Gaussian). G then starts at the
+/// state after the last sketch. A call whose first sketch has full rank runs exactly as
+/// without retries (same result, same returned state). If all three sketches are
+/// rank-deficient, A itself is (numerically) rank-deficient, or nearly so: Error.
+///
 /// \tparam ExecSpace execution space; A and scores must be accessible from it
 /// \param [in] space instance the work runs on; the call waits for it (rank check)
 /// \param [in] A n x d View (d <= n), any layout, float or double, full column rank
@@ -129,11 +151,14 @@ void exact_leverage_scores(const AView& A, const SView& scores) {
 /// \param [in] state RNG state; S uses it, G the state after S (S.next_state())
 /// \param [in] opts first sketch and sketch sizes, see LeverageScoreOptions
 /// \return the first RNG state this call did not use
-/// \throws Error on empty or wide A, a mismatched scores length, sketch_rows < d,
-///   jl_columns < 0, NaN/Inf, or a rank-deficient S A
+/// \throws Error on empty or wide A, a mismatched scores length, an invalid opts.sketch,
+///   sketch_rows < d, jl_columns < 0, NaN/Inf in A (counted first), an overflow in S A, or
+///   a sketch S A still rank-deficient after the two retries
 ///
 /// Cost: n d (CountSketch) or 2 k1 n d (Gaussian) for step 1, 2 k1 d^2 (QR), d^2 k2 (solve)
-/// and 2 n d k2 (A X) flops; k1 d + n k2 extra memory.
+/// and 2 n d k2 (A X) flops; k1 d + n k2 extra memory; one read of A for the NaN/Inf count.
+/// Each retry adds its sketch and QR (at most 2 n d + 4 k1 d^2 flops for retry 1, and
+/// 2 k_g n d + 2 k_g d^2 for the Gaussian retry 2 of k_g rows).
 template <class ExecSpace, class AView, class SView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SView& scores,
@@ -144,6 +169,7 @@ RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SV
   using mem_t = typename ExecSpace::memory_space;
   Impl::ScopedRegion region(std::string("approx_leverage_scores[") + la_t::path + "]");
   const char* f = "approx_leverage_scores";
+  Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_scores_args(f, A, scores);
   const std::int64_t n = A.extent(0), d = A.extent(1);
   const bool gaussian = opts.sketch == LeverageSketch::gaussian;
@@ -162,29 +188,49 @@ RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SV
     k2 = std::int64_t(std::ceil(8.0 * std::log(double(n))));
     k2 = k2 < 16 ? 16 : k2;
   }
+  Impl::check_finite_input(f, space, A, "A");
 
-  // 1. Y = S A (CountSketch, or Gaussian with isometric scaling).
-  Kokkos::View<scalar_t**, Kokkos::LayoutLeft, mem_t> Y(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::SA"), k1,
-      d);
-  RNGState g_state;
-  if (gaussian) {
-    const DenseOp S(DenseDist{k1, n, DenseEntries::gaussian, Scaling::isometric}, state);
-    dense_project(space, S, A, Y, ProjectOptions{false});
-    g_state = S.next_state();
-  } else {
-    const CountSketchOp S(CountSketchDist{k1, n}, state);
-    CountSketchOptions copts;
-    copts.deterministic = true;
-    copts.check_finite = false;
-    count_sketch(space, S, A, Y, copts);
-    g_state = S.next_state();
-  }
-
-  // 2. R from the QR of S A.
   la_t la(space);
-  const auto R = la.qr(Y);
-  la.check_full_rank(f, R, k1);
+  typename la_t::matrix_type R;
+  RNGState g_state;
+  const Impl::LeverageAttempt first{gaussian, k1, state};
+  Impl::LeverageAttempt att = first;
+  std::string tried;
+  for (int retry = 0;; ++retry) {
+    // 1. Y = S A (CountSketch, or Gaussian with isometric scaling).
+    const std::int64_t rows = att.rows;
+    Kokkos::View<scalar_t**, Kokkos::LayoutLeft, mem_t> Y(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::SA"),
+        rows, d);
+    if (att.gaussian) {
+      const DenseOp S(DenseDist{rows, n, DenseEntries::gaussian, Scaling::isometric}, att.state);
+      dense_project(space, S, A, Y, ProjectOptions{false});
+      g_state = S.next_state();
+    } else {
+      const CountSketchOp S(CountSketchDist{rows, n}, att.state);
+      CountSketchOptions copts;
+      copts.deterministic = true;
+      copts.check_finite = false;
+      count_sketch(space, S, A, Y, copts);
+      g_state = S.next_state();
+    }
+
+    // 2. R from the QR of S A; a rank-deficient R is retried (at most twice, see above).
+    R = la.qr(Y);
+    const Impl::SketchRank v = Impl::sketch_rank<scalar_t>(space, R, rows);
+    KOKKOSSKETCH_THROW_IF(!v.finite, f, "R(", v.imin, ", ", v.imin, ") = ", v.dmin,
+                          " of the QR of the sketch S A (", Impl::describe_attempt(att),
+                          ") is not finite: A is finite, so S A overflowed (scale A down)");
+    if (v.full_rank) break;
+    tried += (retry == 0 ? "" : ", ") + Impl::describe_attempt(att);
+    KOKKOSSKETCH_THROW_IF(retry == 2, f, "the sketch S A is rank-deficient (|R(", v.imin, ", ",
+                          v.imin, ")| = ", v.dmin, " <= ", v.tol, " * max |R(j, j)| = ",
+                          v.tol * v.dmax, ") for each of ", tried,
+                          ": A itself may be rank-deficient (or numerically so); if A has "
+                          "full column rank, set opts.sketch_rows larger or opts.sketch = "
+                          "LeverageSketch::gaussian");
+    att = Impl::next_leverage_attempt(first, retry + 1, d, g_state);
+  }
 
   // 3. X^T = G^T R^{-T}: G^T (k2 x d, LayoutRight) is G (d x k2) column-major.
   const DenseOp G(DenseDist{k2, d, DenseEntries::gaussian, Scaling::isometric}, g_state);
@@ -214,10 +260,15 @@ RNGState approx_leverage_scores(const AView& A, const SView& scores, const RNGSt
 }
 
 /// \brief Sampling probabilities \f$\pi_i = s_i / \sum_j s_j\f$ of nonnegative scores.
+///
+/// Overflow: when the sum of finite scores overflows double (e.g. scores near 1e308), every
+/// score is first multiplied by the power of two \f$2^{-e}\f$ that brings the largest into
+/// [1, 2) (an exact scaling), so the probabilities are still correct; otherwise the scores
+/// are used as they are.
 /// \param [in] space instance the work runs on; the call waits for it (the sum)
 /// \param [in] scores n nonnegative finite scores, not all zero
 /// \param [out] probs n entries, the probabilities (sum 1 up to rounding)
-/// \return \f$\sum_j s_j\f$, accumulated in double
+/// \return \f$\sum_j s_j\f$, accumulated in double (+Inf when it exceeds double's range)
 /// \throws Error on mismatched lengths, negative/NaN/Inf scores, or all scores zero
 template <class ExecSpace, class SView, class PView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
@@ -238,6 +289,16 @@ double sampling_probabilities(const ExecSpace& space, const SView& scores, const
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
       Impl::SumScores<SView>{scores}, total);
   KOKKOSSKETCH_THROW_IF(!(total > 0), f, "all scores are zero");
+  if (!std::isfinite(total)) {  // finite scores whose sum overflows: scale them exactly
+    const double scale = Impl::overflow_scale(space, scores);
+    double scaled = 0;
+    Kokkos::parallel_reduce(
+        "KokkosSketch::sampling_probabilities[scaled_sum]",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
+        Impl::SumScores<SView>{scores, scale}, scaled);
+    Impl::probabilities(space, scores, scaled, probs, scale);
+    return total;
+  }
   Impl::probabilities(space, scores, total, probs);
   return total;
 }
@@ -249,7 +310,9 @@ double sampling_probabilities(const ExecSpace& space, const SView& scores, const
 /// Draw j takes u uniform in (0, 1] from Philox(state.counter + (j, 0)) and returns the
 /// smallest row i with \f$\sum_{l \le i} s_l \ge u \sum_l s_l\f$ (inverse CDF by binary
 /// search over an inclusive scan of the scores, in double): a pure function of the state,
-/// identical on every backend up to rounding of the scan.
+/// identical on every backend up to rounding of the scan. When the sum of the scores
+/// overflows double, the scan runs on the scores times an exact power of two (see
+/// sampling_probabilities), so the draws and weights stay finite.
 ///
 /// \tparam ExecSpace execution space; all Views must be accessible from it
 /// \param [in] space instance the work runs on; the call waits for it (score checks and
@@ -262,9 +325,11 @@ double sampling_probabilities(const ExecSpace& space, const SView& scores, const
 /// \param [out] weights p rescaling factors \f$1/\sqrt{p\,\pi_{\mathrm{rows}(j)}}\f$
 /// \param [out] SA p x d sketch, SA(j, :) = weights(j) A(rows(j), :)
 /// \return the first RNG state this call did not use (counter words 2, 3 advanced by 1)
-/// \throws Error on p < d, mismatched extents, negative/NaN/Inf scores or all zero
+/// \throws Error on p < d, mismatched extents, NaN/Inf in A, negative/NaN/Inf scores or all
+///   zero
 ///
-/// Cost: O(n) for the scan, O(p log n) for the draws, p d for the gather.
+/// Cost: O(n) for the scan, O(p log n) for the draws, p d for the gather, n d for the
+/// NaN/Inf count of A.
 template <class ExecSpace, class AView, class SView, class IView, class WView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& scores,
@@ -292,12 +357,18 @@ RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& 
                         " entries, both must equal p = SA.extent(0) = ", p);
   const std::int64_t bad = Impl::count_bad_scores(space, scores);
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
+  Impl::check_finite_input(f, space, A, "A");
   Kokkos::View<double*, typename ExecSpace::memory_space> cdf(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::cdf"),
       n + 1);
-  const double total = Impl::cumulative_scores(space, scores, cdf);
+  double total = Impl::cumulative_scores(space, scores, cdf);
   KOKKOSSKETCH_THROW_IF(!(total > 0), f, "all scores are zero");
-  Impl::sample_rows(space, scores, cdf, total, state, rows, weights);
+  double scale = 1.0;
+  if (!std::isfinite(total)) {  // finite scores whose sum overflows: scale them exactly
+    scale = Impl::overflow_scale(space, scores);
+    total = Impl::cumulative_scores(space, scores, cdf, scale);
+  }
+  Impl::sample_rows(space, scores, cdf, total, state, rows, weights, scale);
   Impl::gather_rows(space, A, rows, weights, SA);
   return RNGState(state.key, Impl::offset_counter(state.counter, 0, 1));
 }
@@ -324,13 +395,17 @@ RNGState leverage_sampling(const AView& A, const SView& scores, const RNGState& 
 /// \param [out] SA p x d sketch
 /// \param [in] opts sketch sizes of the score approximation
 /// \return the first RNG state this call did not use
-/// \throws Error as approx_leverage_scores and leverage_sampling
+/// \throws Error as approx_leverage_scores and leverage_sampling (an invalid opts.sketch and
+///   NaN/Inf in A are reported under this function's name)
 template <class ExecSpace, class AView, class IView, class WView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState leverage_score_sketch(const ExecSpace& space, const AView& A, const RNGState& state,
                                const IView& rows, const WView& weights, const YView& SA,
                                const LeverageScoreOptions& opts = {}) {
   Impl::ScopedRegion region("leverage_score_sketch");
+  Impl::static_check_view<ExecSpace, AView, 2, false>();
+  Impl::check_enum("leverage_score_sketch", "opts.sketch", opts.sketch);
+  Impl::check_finite_input("leverage_score_sketch", space, A, "A");
   Kokkos::View<double*, typename ExecSpace::memory_space> scores(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::scores"),
       A.extent(0));
