@@ -51,6 +51,17 @@ inline bool is_allocation_failure_message(const std::string& what) {
   return (alloc && failed) || s.find("out of memory") != std::string::npos;
 }
 
+/// Kokkos' message without its trailing traceback note and blank lines.
+inline std::string tidy_message(const std::string& what) {
+  std::string s(what);
+  const auto tb = s.find("Traceback functionality not available");
+  if (tb != std::string::npos) s.erase(tb);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  for (char& c : s)
+    if (c == '\n') c = ' ';
+  return s;
+}
+
 /// "; <hint>" or nothing.
 inline std::string hint_suffix(const std::string& hint) {
   return hint.empty() ? std::string() : "; " + hint;
@@ -74,17 +85,18 @@ inline std::string hint_suffix(const std::string& hint) {
                 e.line());
   } catch (const std::bad_alloc& e) {
     throw Error(function,
-                std::string("memory allocation failed (") + e.what() +
+                std::string("memory allocation failed (") + tidy_message(e.what()) +
                     "); the problem's workspace does not fit the memory left in the space",
                 __FILE__, __LINE__);
   } catch (const std::exception& e) {
     if (is_allocation_failure_message(e.what()))
       throw Error(function,
-                  std::string("memory allocation failed (") + e.what() +
+                  std::string("memory allocation failed (") + tidy_message(e.what()) +
                       "); the problem's workspace does not fit the memory left in the space",
                   __FILE__, __LINE__);
     throw Error(function,
-                std::string("a library call inside failed: ") + e.what() + hint_suffix(hint),
+                std::string("a library call inside failed: ") + tidy_message(e.what()) +
+                    hint_suffix(hint),
                 __FILE__, __LINE__);
   }
 }

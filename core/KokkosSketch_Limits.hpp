@@ -190,24 +190,27 @@ class WorkspaceEstimate {
   /// \brief Throws Error when the total exceeds `capacity` bytes.
   /// \param [in] capacity bytes the space can hold (bytes_unknown: never throws)
   /// \param [in] space_description the space, for the message
+  /// \param [in] file, line where the check is made (defaults: the caller's)
   /// \throws Error naming the function, the cause of the largest part, the total and the
   ///   capacity
-  void check(std::uint64_t capacity, const std::string& space_description) const {
+  void check(std::uint64_t capacity, const std::string& space_description,
+             const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
     if (capacity == bytes_unknown || m_bytes <= capacity) return;
     throw Error(m_function,
                 concat(m_cause, " needs a workspace of ", format_bytes(m_exact),
                        ", more than the ", format_bytes((long double)capacity), " of ",
                        space_description, "; its largest part is ", m_largest),
-                __FILE__, __LINE__);
+                file, line);
   }
 
   /// \brief Throws Error when the total exceeds the capacity of MemSpace (MemoryCapacity).
   /// \tparam MemSpace the memory space the workspace is allocated in
+  /// \param [in] file, line where the check is made (defaults: the caller's)
   /// \throws Error as check(capacity, description)
   template <class MemSpace>
-  void check() const {
+  void check(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
     if (m_bytes == 0) return;
-    check(MemoryCapacity<MemSpace>::bytes(), MemoryCapacity<MemSpace>::describe());
+    check(MemoryCapacity<MemSpace>::bytes(), MemoryCapacity<MemSpace>::describe(), file, line);
   }
 
  private:
