@@ -113,7 +113,7 @@ Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> ma
   Impl::WorkspaceEstimate("materialize")
       .add("the dense matrix", S.rows(), S.cols(), sizeof(Scalar),
            Impl::concat("the operator's extents ", S.rows(), " x ", S.cols()))
-      .check<typename ExecSpace::memory_space>();
+      .template check<typename ExecSpace::memory_space>();
   Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> M(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S"),
       S.rows(), S.cols());
@@ -152,7 +152,7 @@ SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const Sparse
              cause)
         .add("the CSR row map", S.rows() + 1, 1, sizeof(std::int64_t),
              Impl::concat("the operator's ", S.rows(), " rows"))
-        .check<mem_t>();
+        .template check<mem_t>();
   }
   Kokkos::View<std::int64_t*, mem_t> row_map(
       Kokkos::view_alloc(space, "KokkosSketch::materialized_S::row_map"), S.rows() + 1);
@@ -209,7 +209,7 @@ SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const CountS
            Impl::concat("the operator's ", S.cols(), " columns"))
       .add("the CSR row map", S.rows() + 1, 1, sizeof(std::int64_t),
            Impl::concat("the operator's ", S.rows(), " rows"))
-      .check<mem_t>();
+      .template check<mem_t>();
   const auto bk = Impl::count_sketch_buckets(space, S);
   Kokkos::View<std::int64_t*, mem_t> entries(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::entries"),

@@ -550,7 +550,7 @@ double tucker_relative_error(const ExecSpace& space, const AView& A, const GView
            Impl::concat("A of ", Impl::dims_string(ad)))
       .add("the FP64 core", gd.size(), 1, sizeof(double),
            Impl::concat("g of ", Impl::dims_string(gd)))
-      .check<typename ExecSpace::memory_space>();
+      .template check<typename ExecSpace::memory_space>();
   return Impl::tucker_relative_error_impl(space, A, g, ad, gd, qr, qc, Q...);
 } catch (...) {
   Impl::rethrow_as_error("tucker_relative_error");

@@ -155,7 +155,7 @@ double low_rank_relative_error(const ExecSpace& space, const AView& A, const UVi
       .add("the FP64 residual", m, n, sizeof(double), Impl::concat("A of ", m, " x ", n))
       .add("the FP64 factors", m + n, p, sizeof(double),
            Impl::concat("U, V of ", m, " x ", p, " and ", n, " x ", p))
-      .check<typename ExecSpace::memory_space>();
+      .template check<typename ExecSpace::memory_space>();
   return Impl::low_rank_relative_error_impl(space, A, U, S, V);
 } catch (...) {
   Impl::rethrow_as_error("low_rank_relative_error");

@@ -175,7 +175,7 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
   Impl::WorkspaceEstimate(f)
       .add("the FP64 product U V^T", m, n, sizeof(double), Impl::concat("A of ", m, " x ", n))
       .add("the FP64 factors U and V", m + n, k, sizeof(double), Impl::concat("A of ", m, " x ", n))
-      .check<typename ExecSpace::memory_space>();
+      .template check<typename ExecSpace::memory_space>();
   Impl::DenseLA<ExecSpace, double> la(space);
   using vec_t = Impl::TMVector<ExecSpace>;
   vec_t sv(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,

@@ -335,7 +335,7 @@ RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& 
                         " entries, both must equal p = SA.extent(0) = ", p);
   Impl::WorkspaceEstimate(f)
       .add("the cumulative scores", n + 1, 1, sizeof(double), Impl::concat("A's ", n, " rows"))
-      .check<typename ExecSpace::memory_space>();
+      .template check<typename ExecSpace::memory_space>();
   const std::int64_t bad = Impl::count_bad_scores(space, scores);
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
   Kokkos::View<double*, typename ExecSpace::memory_space> cdf(
@@ -382,7 +382,7 @@ RNGState leverage_score_sketch(const ExecSpace& space, const AView& A, const RNG
   Impl::ScopedRegion region("leverage_score_sketch");
   Impl::WorkspaceEstimate("leverage_score_sketch")
       .add("the scores", A.extent(0), 1, sizeof(double), Impl::concat("A's ", A.extent(0), " rows"))
-      .check<typename ExecSpace::memory_space>();
+      .template check<typename ExecSpace::memory_space>();
   Kokkos::View<double*, typename ExecSpace::memory_space> scores(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::scores"),
       A.extent(0));

@@ -47,7 +47,7 @@ CountSketchBuckets<typename ExecSpace::memory_space> count_sketch_buckets(
       .add("the deterministic bucket sort", n, 2, sizeof(std::uint64_t),
            concat("S.cols() = ", n))
       .add("the bucket offsets", p + 1, 1, sizeof(std::int64_t), concat("S.rows() = ", p))
-      .check<mem_t>();
+      .template check<mem_t>();
   CountSketchBuckets<mem_t> out;
   out.offsets = Kokkos::View<std::int64_t*, mem_t>(
       Kokkos::view_alloc(space, "KokkosSketch::count_sketch::offsets"), p + 1);
