@@ -7,7 +7,9 @@
 #define KOKKOSSKETCH_RPHOSVD_HPP
 
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
 #include <KokkosSketch_LowrankOptions.hpp>
@@ -172,11 +174,12 @@ class RPHOSVD {
   /// \param [in] ranks target ranks J_1, ..., J_N, 1 <= J_i <= I_i and
   ///   J_i <= prod_{k != i} I_k
   /// \param [in] options projection method, RNG state, finiteness checks
-  /// \throws Error if N is not 3 or 4, the sizes differ, a rank is out of range, or an
-  ///   extent product exceeds the 32-bit integers of BLAS/LAPACK, or options.projection or
-  ///   options.qr is not a valid enumerator
+  /// \throws Error if N is not 3 or 4, the sizes differ, a rank is out of range, an
+  ///   extent product exceeds the 32-bit integers of BLAS/LAPACK, options.projection or
+  ///   options.qr is not a valid enumerator, the workspaces cannot fit the memory space
+  ///   (checked before allocating), or an allocation fails
   RPHOSVD(const ExecSpace& space, const std::vector<std::int64_t>& extents,
-          const std::vector<std::int64_t>& ranks, const RPHOSVDOptions& options = {})
+          const std::vector<std::int64_t>& ranks, const RPHOSVDOptions& options = {}) try
       : m_space(space),
         m_options(options),
         m_la(space),
@@ -202,7 +205,10 @@ class RPHOSVD {
     }
     m_proj = resolve(options.projection);
     m_order = Impl::chain_order(m_dims, m_ranks);
+    check_workspace();
     allocate();
+  } catch (...) {
+    Impl::rethrow_as_error("RPHOSVD");
   }
   RPHOSVD(const RPHOSVD&) = delete;
   RPHOSVD& operator=(const RPHOSVD&) = delete;
@@ -261,9 +267,10 @@ class RPHOSVD {
   ///   columns; overwritten
   /// \throws Error on extents that differ from the plan's, a non-contiguous A, and (with
   ///   check_finite) NaN/Inf in a projection or in the core (an overflow; the outputs have
-  ///   then not been written)
+  ///   then not been written); every failure inside is an Error of `RPHOSVD::compute` that
+  ///   names the step, and with check_finite = false says that A may hold NaN or Inf
   template <class AView, class GView, class... QViews>
-  void compute(const AView& A, const GView& g, const QViews&... Q) {
+  void compute(const AView& A, const GView& g, const QViews&... Q) try {
     Impl::static_check_tensor<ExecSpace, AView, false>();
     static_check_core_and_factors<AView, GView, QViews...>();
     Impl::ScopedRegion region(std::string("RPHOSVD::compute[") + projection_name(m_proj) + "]");
@@ -291,6 +298,12 @@ class RPHOSVD {
     store_outputs(g, Q...);
     m_stats.seconds_core += timer.lap();
     m_stats.cholesky_fallbacks = m_ortho.cholesky_fallbacks();
+  } catch (...) {
+    Impl::rethrow_as_error("RPHOSVD::compute",
+                           m_options.check_finite
+                               ? std::string()
+                               : std::string("A may hold NaN or Inf: check_finite = false "
+                                             "skipped the check of the projections"));
   }
 
   /// \brief What the last compute() did: the projection method that ran, and with
@@ -478,6 +491,8 @@ class RPHOSVD {
   /// freeing the old buffer waits for the device).
   void grow_permuted();
 
+  /// Refuses (Error) workspaces that cannot fit the memory space, before allocate().
+  void check_workspace() const;
   /// Sizes every workspace (the constructor's, and the only allocation but grow_permuted()).
   void allocate();
 
@@ -517,11 +532,12 @@ namespace KokkosSketch {
 /// \param [in] g core, J_1 x ... x J_N, any layout, float or double
 /// \param [in] Q factors Q_1, ..., Q_N, Q_i of extents I_i x J_i, any layout
 /// \return the relative error (host double)
-/// \throws Error on inconsistent extents, a non-contiguous A, or A = 0
+/// \throws Error on inconsistent extents, a non-contiguous A, A = 0, an FP64 reconstruction
+///   that cannot fit the memory space (checked before allocating), or a failed allocation
 template <class ExecSpace, class AView, class GView, class... QViews,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 double tucker_relative_error(const ExecSpace& space, const AView& A, const GView& g,
-                             const QViews&... Q) {
+                             const QViews&... Q) try {
   Impl::static_check_tensor<ExecSpace, AView, false>();
   constexpr int N = int(AView::rank);
   Impl::static_check_view<ExecSpace, GView, N, false>();
@@ -545,7 +561,15 @@ double tucker_relative_error(const ExecSpace& space, const AView& A, const GView
                           " x ", qc[k], " but A is ", Impl::dims_string(ad), " and g is ",
                           Impl::dims_string(gd));
   }
+  Impl::WorkspaceEstimate("tucker_relative_error")
+      .add("the FP64 reconstruction of A", ad.size(), 1, sizeof(double),
+           Impl::concat("A of ", Impl::dims_string(ad)))
+      .add("the FP64 core", gd.size(), 1, sizeof(double),
+           Impl::concat("g of ", Impl::dims_string(gd)))
+      .template check<typename ExecSpace::memory_space>();
   return Impl::tucker_relative_error_impl(space, A, g, ad, gd, qr, qc, Q...);
+} catch (...) {
+  Impl::rethrow_as_error("tucker_relative_error");
 }
 
 /// \brief tucker_relative_error on the default instance of A's execution space.

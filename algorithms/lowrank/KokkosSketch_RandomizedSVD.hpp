@@ -8,7 +8,9 @@
 #define KOKKOSSKETCH_RANDOMIZEDSVD_HPP
 
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
 #include <KokkosSketch_LowrankOptions.hpp>
@@ -134,11 +136,12 @@ struct RandomizedSVDStats {
 /// \param [in] S p View
 /// \param [in] V n x p View
 /// \return the relative Frobenius error (NaN when ||A||_F = 0)
-/// \throws Error on mismatched extents
+/// \throws Error on mismatched extents, FP64 temporaries that cannot fit the memory space
+///   (checked before allocating), or a failed allocation
 template <class ExecSpace, class AView, class UView, class SView, class VView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 double low_rank_relative_error(const ExecSpace& space, const AView& A, const UView& U,
-                               const SView& S, const VView& V) {
+                               const SView& S, const VView& V) try {
   Impl::static_check_view<ExecSpace, AView, 2, false>();
   Impl::static_check_view<ExecSpace, UView, 2, false>();
   Impl::static_check_view<ExecSpace, SView, 1, false>();
@@ -151,7 +154,14 @@ double low_rank_relative_error(const ExecSpace& space, const AView& A, const UVi
                         f, "A is ", m, " x ", n, ", S has ", p, " values, but U is ",
                         U.extent(0), " x ", U.extent(1), " and V ", V.extent(0), " x ",
                         V.extent(1));
+  Impl::WorkspaceEstimate(f)
+      .add("the FP64 residual", m, n, sizeof(double), Impl::concat("A of ", m, " x ", n))
+      .add("the FP64 factors", m + n, p, sizeof(double),
+           Impl::concat("U, V of ", m, " x ", p, " and ", n, " x ", p))
+      .template check<typename ExecSpace::memory_space>();
   return Impl::low_rank_relative_error_impl(space, A, U, S, V);
+} catch (...) {
+  Impl::rethrow_as_error("low_rank_relative_error");
 }
 
 /// \brief low_rank_relative_error on the default instance of A's execution space.
@@ -213,9 +223,11 @@ class RandomizedSVD {
   /// \param [in] opts rank, oversampling, power iterations, methods, RNG state
   /// \throws Error if rank < 1, oversampling < 0, rank + oversampling > min(m, n), power
   ///   iterations < 0, an extent exceeds 32-bit integers (LAPACK), an SHGEMM projection is
-  ///   asked for with Scalar = double, or an enum option is not a valid enumerator
+  ///   asked for with Scalar = double, an enum option is not a valid enumerator, the
+  ///   workspaces cannot fit the memory space (checked before allocating), or an allocation
+  ///   fails
   RandomizedSVD(const ExecSpace& space, std::int64_t m, std::int64_t n,
-                const RandomizedSVDOptions& opts)
+                const RandomizedSVDOptions& opts) try
       : m_space(space),
         m_m(m),
         m_n(n),
@@ -253,8 +265,11 @@ class RandomizedSVD {
     m_stats.projection = m_proj;
     m_stats.svd_algorithm = m_svd;
     m_stats.small_svd = m_small;
+    check_workspace();
     allocate();
     make_omega();
+  } catch (...) {
+    Impl::rethrow_as_error("RandomizedSVD");
   }
   RandomizedSVD(const RandomizedSVD&) = delete;
   RandomizedSVD& operator=(const RandomizedSVD&) = delete;
@@ -265,9 +280,12 @@ class RandomizedSVD {
   /// \param [out] S p View of Scalar: singular values, descending
   /// \param [out] V n x p LayoutLeft View of Scalar: orthonormal columns
   /// \throws Error on extents other than the plan's, or (check_finite) NaN/Inf in A, or an
-  ///   overflow to Inf in the projection or the outputs (then U, S, V may have been written)
+  ///   overflow to Inf in the projection or the outputs (then U, S, V may have been written);
+  ///   every failure inside (a factorization that does not converge, ...) is an Error of
+  ///   `RandomizedSVD::compute` that names the step, and with check_finite = false says that
+  ///   A may hold NaN or Inf
   template <class AView, class UView, class SView, class VView>
-  void compute(const AView& A, const UView& U, const SView& S, const VView& V) {
+  void compute(const AView& A, const UView& U, const SView& S, const VView& V) try {
     Impl::static_check_view<ExecSpace, AView, 2, false>();
     Impl::static_check_view<ExecSpace, UView, 2, true>();
     Impl::static_check_view<ExecSpace, SView, 1, true>();
@@ -304,6 +322,12 @@ class RandomizedSVD {
     if (m_opts.check_finite) check_finite_outputs(U, S, V);
     m_stats.seconds_assemble = timer.lap();
     end_stats();
+  } catch (...) {
+    Impl::rethrow_as_error("RandomizedSVD::compute",
+                           m_opts.check_finite
+                               ? std::string()
+                               : std::string("A may hold NaN or Inf: check_finite = false "
+                                             "skipped the check of A"));
   }
 
   /// \brief \f$\|A - U\,\mathrm{diag}(S)\,V^\top\|_F / \|A\|_F\f$ in FP64 on the plan's
@@ -373,6 +397,8 @@ class RandomizedSVD {
     return B(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)),
              n > 0 ? n : 1);
   }
+  /// Refuses (Error) workspaces that cannot fit the memory space, before allocate().
+  void check_workspace() const;
   /// Sizes every workspace (in the constructor).
   void allocate();
   /// Materializes Omega for the sgemm and materialized SHGEMM projections.

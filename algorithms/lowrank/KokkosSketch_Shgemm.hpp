@@ -21,6 +21,7 @@
 #define KOKKOSSKETCH_SHGEMM_HPP
 
 #include <KokkosSketch_Checks.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
@@ -171,7 +172,7 @@ template <
     std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value && Kokkos::is_view<BView>::value,
                      int> = 0>
 void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView& C,
-            const ShgemmOptions& opts = {}) {
+            const ShgemmOptions& opts = {}) try {
   Impl::static_check_shgemm<ExecSpace, AView, CView>();
   Impl::static_check_view<ExecSpace, BView, 2, false>();
   static_assert(std::is_same<typename BView::non_const_value_type, fp16>::value,
@@ -190,6 +191,8 @@ void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView&
   if (C.extent(0) == 0 || C.extent(1) == 0) return;
   apply_t::apply(space, A, B, C, Impl::resolve_shgemm_variant(opts.variant));
   if (opts.check_finite) Impl::check_shgemm_finite_c(space, C);
+} catch (...) {
+  Impl::rethrow_as_error("shgemm");
 }
 
 /// \brief Fused SHGEMM: \f$C = A\,\Omega\f$ with \f$\Omega\f$ an FP16 Gaussian operator
@@ -212,7 +215,7 @@ void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView&
 template <class ExecSpace, class AView, class CView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void shgemm(const ExecSpace& space, const AView& A, const HalfGaussianOp<fp16>& B, const CView& C,
-            const ShgemmOptions& opts = {}) {
+            const ShgemmOptions& opts = {}) try {
   Impl::static_check_shgemm<ExecSpace, AView, CView>();
   using apply_t = Impl::ShgemmApply<ExecSpace, AView, HalfGaussianOp<fp16>, CView>;
   Impl::ScopedRegion region(std::string("shgemm[") + apply_t::path + "]");
@@ -222,6 +225,8 @@ void shgemm(const ExecSpace& space, const AView& A, const HalfGaussianOp<fp16>& 
   if (C.extent(0) == 0 || C.extent(1) == 0) return;
   apply_t::apply(space, A, B, C, Impl::resolve_shgemm_variant(opts.variant));
   if (opts.check_finite) Impl::check_shgemm_finite_c(space, C);
+} catch (...) {
+  Impl::rethrow_as_error("shgemm");
 }
 
 /// \brief shgemm on the default instance of A's execution space.

@@ -8,7 +8,9 @@
 #define KOKKOSSKETCH_SYNTHETICMATRICES_HPP
 
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_Traits.hpp>
@@ -184,12 +186,14 @@ constexpr void static_check_test_matrix() {
 /// \return the first RNG state the generator did not use
 /// \throws Error if A is empty, s has the wrong size, holds a negative or non-finite value or
 ///   a value above the largest finite value of A's Scalar (e.g. 1e39 for float: every entry
-///   of A is at most max s in magnitude, and the largest reaches it), or if A nevertheless
-///   receives NaN/Inf (rounding of values at the very edge of the range; counted at the end)
+///   of A is at most max s in magnitude, and the largest reaches it), if A nevertheless
+///   receives NaN/Inf (rounding of values at the very edge of the range; counted at the end),
+///   if the FP64 temporaries (U, V and the product: 8 (m k + n k + m n) bytes) cannot fit the
+///   memory space (checked before allocating), or if an allocation fails
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& state,
-                                     const std::vector<double>& s, const AView& A) {
+                                     const std::vector<double>& s, const AView& A) try {
   Impl::static_check_test_matrix<ExecSpace, AView>();
   Impl::ScopedRegion region("matrix_with_singular_values");
   const char* f = "matrix_with_singular_values";
@@ -201,6 +205,10 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
     KOKKOSSKETCH_THROW_IF(!(s[i] >= 0.0) || !std::isfinite(s[i]), f, "s[", i, "] = ", s[i],
                           " is negative or not finite");
   Impl::check_scalar_range<typename AView::non_const_value_type>(f, s, "s");
+  Impl::WorkspaceEstimate(f)
+      .add("the FP64 product U V^T", m, n, sizeof(double), Impl::concat("A of ", m, " x ", n))
+      .add("the FP64 factors U and V", m + n, k, sizeof(double), Impl::concat("A of ", m, " x ", n))
+      .template check<typename ExecSpace::memory_space>();
   Impl::DenseLA<ExecSpace, double> la(space);
   using vec_t = Impl::TMVector<ExecSpace>;
   vec_t sv(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
@@ -225,6 +233,8 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
   Impl::convert_entries(space, W, A);
   Impl::check_generated(f, space, A);  // waits: the temporaries are freed after it
   return st;
+} catch (...) {
+  Impl::rethrow_as_error("matrix_with_singular_values");
 }
 
 /// \brief A_linear (Ootomo & Yokota 2023, §5.1.1): matrix_with_singular_values with
@@ -240,13 +250,15 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 SyntheticMatrixResult test_matrix_linear(const ExecSpace& space, const RNGState& state,
-                                         std::int64_t p, double s_p, const AView& A) {
+                                         std::int64_t p, double s_p, const AView& A) try {
   Impl::ScopedRegion region("test_matrix_linear");
   const std::int64_t k = std::int64_t(A.extent(0) < A.extent(1) ? A.extent(0) : A.extent(1));
   SyntheticMatrixResult r;
   r.singular_values = linear_singular_values(k, p, s_p);
   r.next_state = matrix_with_singular_values(space, state, r.singular_values, A);
   return r;
+} catch (...) {
+  Impl::rethrow_as_error("test_matrix_linear");
 }
 
 /// \brief A_exp (Ootomo & Yokota 2023, §5.1.1): matrix_with_singular_values with
@@ -262,13 +274,15 @@ SyntheticMatrixResult test_matrix_linear(const ExecSpace& space, const RNGState&
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 SyntheticMatrixResult test_matrix_exp(const ExecSpace& space, const RNGState& state,
-                                      std::int64_t p, double s_p, const AView& A) {
+                                      std::int64_t p, double s_p, const AView& A) try {
   Impl::ScopedRegion region("test_matrix_exp");
   const std::int64_t k = std::int64_t(A.extent(0) < A.extent(1) ? A.extent(0) : A.extent(1));
   SyntheticMatrixResult r;
   r.singular_values = exp_singular_values(k, p, s_p);
   r.next_state = matrix_with_singular_values(space, state, r.singular_values, A);
   return r;
+} catch (...) {
+  Impl::rethrow_as_error("test_matrix_exp");
 }
 
 /// \brief A_poly (the "type 2" of Ootomo & Yokota 2023, §3.3, used in §5.1.1 with r = 20,
@@ -288,7 +302,7 @@ template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 SyntheticMatrixResult test_matrix_poly(const ExecSpace& space, const RNGState& state,
                                        std::int64_t r, double phi, double alpha,
-                                       const AView& A) {
+                                       const AView& A) try {
   Impl::ScopedRegion region("test_matrix_poly");
   const std::int64_t k = std::int64_t(A.extent(0) < A.extent(1) ? A.extent(0) : A.extent(1));
   Impl::check_scalar_range<typename AView::non_const_value_type>("test_matrix_poly",
@@ -298,6 +312,8 @@ SyntheticMatrixResult test_matrix_poly(const ExecSpace& space, const RNGState& s
   res.singular_values = poly_singular_values(k, r, phi, alpha);
   res.next_state = matrix_with_singular_values(space, state, res.singular_values, A);
   return res;
+} catch (...) {
+  Impl::rethrow_as_error("test_matrix_poly");
 }
 
 /// \brief Parameters of test_matrix_cauchy.
@@ -351,7 +367,7 @@ struct CauchyOptions {
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 SyntheticMatrixResult test_matrix_cauchy(const ExecSpace& space, const RNGState& state,
-                                         const AView& A, const CauchyOptions& opts = {}) {
+                                         const AView& A, const CauchyOptions& opts = {}) try {
   Impl::static_check_test_matrix<ExecSpace, AView>();
   Impl::ScopedRegion region("test_matrix_cauchy");
   const char* f = "test_matrix_cauchy";
@@ -366,6 +382,14 @@ SyntheticMatrixResult test_matrix_cauchy(const ExecSpace& space, const RNGState&
   KOKKOSSKETCH_THROW_IF(opts.orthogonal_iteration && m != n, f, "A is ", m, " x ", n,
                         "; the orthogonal-iteration step Q^T C Q needs a square matrix (set "
                         "CauchyOptions::orthogonal_iteration = false for the raw C)");
+  {
+    Impl::WorkspaceEstimate ws(f);
+    ws.add("the FP64 Cauchy matrix", m, n, sizeof(double), Impl::concat("A of ", m, " x ", n));
+    if (opts.orthogonal_iteration)
+      ws.add("the FP64 QR and product", 2 * n, n, sizeof(double),
+             Impl::concat("orthogonal_iteration = true with A of ", m, " x ", n));
+    ws.check<typename ExecSpace::memory_space>();
+  }
   auto C = Impl::tm_matrix(space, "KokkosSketch::test_matrix::C", m, n);
   SyntheticMatrixResult r;
   r.next_state = Impl::cauchy_matrix(space, state, opts.half_width, opts.gamma, C);
@@ -388,6 +412,8 @@ SyntheticMatrixResult test_matrix_cauchy(const ExecSpace& space, const RNGState&
   Impl::convert_entries(space, T, A);
   Impl::check_generated(f, space, A);  // waits: the temporaries are freed after it
   return r;
+} catch (...) {
+  Impl::rethrow_as_error("test_matrix_cauchy");
 }
 
 /// \brief matrix_with_singular_values on the default instance of A's execution space.

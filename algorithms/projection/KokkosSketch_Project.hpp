@@ -4,6 +4,7 @@
 #ifndef KOKKOSSKETCH_PROJECT_HPP
 #define KOKKOSSKETCH_PROJECT_HPP
 
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_DenseOp.hpp>
@@ -45,7 +46,7 @@ struct ProjectOptions {
 template <class ExecSpace, class AView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void sparse_project(const ExecSpace& space, const SparseOp& S, const AView& A, const YView& Y,
-                    const ProjectOptions& opts = {}) {
+                    const ProjectOptions& opts = {}) try {
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   using a_t = Impl::unmanaged_input_t<AView>;
   using y_t = Impl::unmanaged_output_t<YView>;
@@ -55,6 +56,8 @@ void sparse_project(const ExecSpace& space, const SparseOp& S, const AView& A, c
                              Y.extent(1));
   apply_t::apply(space, S, Impl::to_internal_input(A), Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("sparse_project", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("sparse_project");
 }
 
 /// \brief sparse_project on the default instance of Y's execution space.
@@ -86,7 +89,7 @@ void sparse_project(const SparseOp& S, const AView& A, const YView& Y,
 template <class ExecSpace, class AView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void dense_project(const ExecSpace& space, const DenseOp& S, const AView& A, const YView& Y,
-                   const ProjectOptions& opts = {}) {
+                   const ProjectOptions& opts = {}) try {
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   using a_t = Impl::unmanaged_input_t<AView>;
   using y_t = Impl::unmanaged_output_t<YView>;
@@ -96,6 +99,8 @@ void dense_project(const ExecSpace& space, const DenseOp& S, const AView& A, con
                              Y.extent(1));
   apply_t::apply(space, S, Impl::to_internal_input(A), Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("dense_project", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("dense_project");
 }
 
 /// \brief dense_project on the default instance of Y's execution space.

@@ -7,6 +7,7 @@
 
 #include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_CountSketchOp.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
@@ -59,7 +60,7 @@ template <class ExecSpace, class AView, class YView,
                                Kokkos::is_view<AView>::value,
                            int> = 0>
 void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A, const YView& Y,
-                  const CountSketchOptions& opts = {}) {
+                  const CountSketchOptions& opts = {}) try {
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   using a_t = Impl::unmanaged_input_t<AView>;
   using y_t = Impl::unmanaged_output_t<YView>;
@@ -76,6 +77,8 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A
     apply_t::apply(space, S, a, y);
   }
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("count_sketch");
 }
 
 /// \brief Y = S A for a CountSketch S (p x n) and A (n x d) in CSR form: the nonzeros of row
@@ -98,7 +101,7 @@ template <class ExecSpace, class CrsMatrix, class YView,
                                Impl::is_crs_matrix_v<CrsMatrix>,
                            int> = 0>
 void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatrix& A,
-                  const YView& Y, const CountSketchOptions& opts = {}) {
+                  const YView& Y, const CountSketchOptions& opts = {}) try {
   Impl::static_check_view<ExecSpace, YView, 2, true>();
   Impl::static_check_crs<ExecSpace, CrsMatrix>();
   Impl::ScopedRegion region(std::string("count_sketch[crs:") +
@@ -121,6 +124,8 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatri
                                                                       entries, values, y);
   }
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("count_sketch");
 }
 
 /// \brief count_sketch on the default instance of Y's execution space (dense or CSR A).

@@ -6,6 +6,7 @@
 #define KOKKOSSKETCH_GAUSSIANSKETCH_HPP
 
 #include <KokkosSketch_Checks.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketchOp.hpp>
 #include <KokkosSketch_Materialize.hpp>
@@ -40,7 +41,7 @@ template <class ExecSpace, class AView, class YView,
                                Kokkos::is_view<AView>::value,
                            int> = 0>
 void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AView& A,
-                     const YView& Y, const ProjectOptions& opts = {}) {
+                     const YView& Y, const ProjectOptions& opts = {}) try {
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   Impl::ScopedRegion region("gaussian_sketch[dense]");
   Impl::check_sketch_extents("gaussian_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
@@ -50,6 +51,8 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AV
   Impl::GaussianSketchApply<ExecSpace, a_t, y_t>::apply(space, S, Impl::to_internal_input(A),
                                                        Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("gaussian_sketch");
 }
 
 /// \brief Y = S A for a Gaussian sketch S and a sparse A in CRS format.
@@ -73,7 +76,7 @@ template <class ExecSpace, class SC, class OR, class DV, class MT, class SZ, cla
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
                      const KokkosSparse::CrsMatrix<SC, OR, DV, MT, SZ>& A, const YView& Y,
-                     const ProjectOptions& opts = {}) {
+                     const ProjectOptions& opts = {}) try {
   using matrix_t = KokkosSparse::CrsMatrix<SC, OR, DV, MT, SZ>;
   Impl::static_check_view<ExecSpace, YView, 2, true>();
   static_assert(std::is_floating_point<typename YView::non_const_value_type>::value,
@@ -90,6 +93,8 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
       space, S, rm_t(A.graph.row_map), en_t(A.graph.entries), va_t(A.values),
       Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("gaussian_sketch");
 }
 
 /// \brief gaussian_sketch on the default instance of Y's execution space.

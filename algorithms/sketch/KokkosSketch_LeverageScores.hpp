@@ -13,7 +13,9 @@
 
 #include <KokkosSketch_CountSketch.hpp>
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Project.hpp>
@@ -83,6 +85,39 @@ void check_scores_args(const char* f, const AView& A, const SView& scores) {
                         scores.extent(0), " entries but A has ", n, " rows");
 }
 
+/// Refuses (Error) an exact_leverage_scores call whose QR workspace (the n x d copy of A
+/// that becomes Q, and R) cannot fit the memory space, before allocating.
+template <class ExecSpace, class Scalar>
+void check_exact_scores_workspace(const char* f, std::int64_t n, std::int64_t d) {
+  const std::string cause = concat("A of ", n, " x ", d);
+  WorkspaceEstimate ws(f);
+  ws.add("the QR copy of A (becomes Q)", n, d, sizeof(Scalar), cause)
+      .add("R", d, d, sizeof(Scalar), cause);
+  ws.check<typename ExecSpace::memory_space>();
+}
+
+/// Refuses (Error) an approx_leverage_scores call whose workspace cannot fit the memory
+/// space, before allocating: S A and its QR copy (k1 x d each), X^T (k2 x d), A X (n x k2),
+/// and the CountSketch sort (2 n + k1 + 1 words).
+template <class ExecSpace, class Scalar>
+void check_approx_scores_workspace(const char* f, const LeverageScoreOptions& opts,
+                                   std::int64_t n, std::int64_t d, std::int64_t k1,
+                                   std::int64_t k2) {
+  const std::string c1 =
+      opts.sketch_rows != 0 ? concat("sketch_rows = ", k1)
+                            : concat("sketch_rows = 0 (the default k1 = ", k1, ")");
+  const std::string c2 = concat("jl_columns = ", k2, " with A's ", n, " rows");
+  WorkspaceEstimate ws(f);
+  ws.add("S A", k1, d, sizeof(Scalar), c1)
+      .add("the QR copy of S A", k1, d, sizeof(Scalar), c1)
+      .add("X^T", k2, d, sizeof(Scalar), concat("jl_columns = ", k2))
+      .add("A X", n, k2, sizeof(Scalar), c2);
+  if (opts.sketch == LeverageSketch::count_sketch)
+    ws.add("the CountSketch row sort", n, 2, sizeof(std::uint64_t), concat("A's ", n, " rows"))
+        .add("the CountSketch bucket offsets", k1 + 1, 1, sizeof(std::int64_t), c1);
+  ws.check<typename ExecSpace::memory_space>();
+}
+
 }  // namespace Impl
 
 /// \brief Exact leverage scores: squared row norms of Q in the thin QR A = Q R.
@@ -92,24 +127,28 @@ void check_scores_args(const char* f, const AView& A, const SView& scores) {
 /// \param [in] A n x d View (d <= n), any layout, float or double, full column rank
 /// \param [out] scores n entries; scores(i) = \f$\|e_i^\top Q\|_2^2\f$
 /// \throws Error on empty or wide A, a mismatched scores length, NaN/Inf in A (counted
-///   before the QR), or a rank-deficient A (|R_ii| <= max(n, d) eps max_j |R_jj|)
+///   before the QR), a rank-deficient A (|R_ii| <= max(n, d) eps max_j |R_jj|), a workspace
+///   that cannot fit the memory space (checked before allocating), or a failed allocation
 ///
 /// Cost: 4 n d^2 flops (Householder QR and forming Q), n d extra memory.
 template <class ExecSpace, class AView, class SView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
-void exact_leverage_scores(const ExecSpace& space, const AView& A, const SView& scores) {
+void exact_leverage_scores(const ExecSpace& space, const AView& A, const SView& scores) try {
   Impl::static_check_scores<ExecSpace, AView, SView>();
   using scalar_t = typename AView::non_const_value_type;
   using la_t = Impl::DenseLA<ExecSpace, scalar_t>;
   Impl::ScopedRegion region(std::string("exact_leverage_scores[") + la_t::path + "]");
   const char* f = "exact_leverage_scores";
   Impl::check_scores_args(f, A, scores);
+  Impl::check_exact_scores_workspace<ExecSpace, scalar_t>(f, A.extent(0), A.extent(1));
   Impl::check_finite_input(f, space, A, "A");
   la_t la(space);
   typename la_t::matrix_type Q;
   const auto R = la.qr(A, &Q);
   la.check_full_rank(f, R, A.extent(0));
   Impl::row_squared_norms(space, Q, scores);
+} catch (...) {
+  Impl::rethrow_as_error("exact_leverage_scores");
 }
 
 /// \brief exact_leverage_scores on the default instance of A's execution space.
@@ -152,8 +191,9 @@ void exact_leverage_scores(const AView& A, const SView& scores) {
 /// \param [in] opts first sketch and sketch sizes, see LeverageScoreOptions
 /// \return the first RNG state this call did not use
 /// \throws Error on empty or wide A, a mismatched scores length, an invalid opts.sketch,
-///   sketch_rows < d, jl_columns < 0, NaN/Inf in A (counted first), an overflow in S A, or
-///   a sketch S A still rank-deficient after the two retries
+///   sketch_rows < d, jl_columns < 0, NaN/Inf in A (counted first), an overflow in S A, a
+///   sketch S A still rank-deficient after the two retries, a workspace that cannot fit the
+///   memory space (checked before allocating), or a failed allocation
 ///
 /// Cost: n d (CountSketch) or 2 k1 n d (Gaussian) for step 1, 2 k1 d^2 (QR), d^2 k2 (solve)
 /// and 2 n d k2 (A X) flops; k1 d + n k2 extra memory; one read of A for the NaN/Inf count.
@@ -162,7 +202,7 @@ void exact_leverage_scores(const AView& A, const SView& scores) {
 template <class ExecSpace, class AView, class SView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SView& scores,
-                                const RNGState& state, const LeverageScoreOptions& opts = {}) {
+                                const RNGState& state, const LeverageScoreOptions& opts = {}) try {
   Impl::static_check_scores<ExecSpace, AView, SView>();
   using scalar_t = typename AView::non_const_value_type;
   using la_t = Impl::DenseLA<ExecSpace, scalar_t>;
@@ -188,6 +228,7 @@ RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SV
     k2 = std::int64_t(std::ceil(8.0 * std::log(double(n))));
     k2 = k2 < 16 ? 16 : k2;
   }
+  Impl::check_approx_scores_workspace<ExecSpace, scalar_t>(f, opts, n, d, k1, k2);
   Impl::check_finite_input(f, space, A, "A");
 
   la_t la(space);
@@ -244,6 +285,8 @@ RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SV
   la.gemm("N", "T", scalar_t(1), A, XT, scalar_t(0), AX);
   Impl::row_squared_norms(space, AX, scores);
   return G.next_state();
+} catch (...) {
+  Impl::rethrow_as_error("approx_leverage_scores");
 }
 
 /// \brief approx_leverage_scores on the default instance of A's execution space.
@@ -334,7 +377,7 @@ template <class ExecSpace, class AView, class SView, class IView, class WView, c
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& scores,
                            const RNGState& state, const IView& rows, const WView& weights,
-                           const YView& SA) {
+                           const YView& SA) try {
   Impl::static_check_view<ExecSpace, AView, 2, false>();
   Impl::static_check_view<ExecSpace, SView, 1, false>();
   Impl::static_check_view<ExecSpace, IView, 1, true>();
@@ -355,6 +398,9 @@ RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& 
   KOKKOSSKETCH_THROW_IF(std::int64_t(rows.extent(0)) != p || std::int64_t(weights.extent(0)) != p,
                         f, "rows has ", rows.extent(0), " and weights ", weights.extent(0),
                         " entries, both must equal p = SA.extent(0) = ", p);
+  Impl::WorkspaceEstimate(f)
+      .add("the cumulative scores", n + 1, 1, sizeof(double), Impl::concat("A's ", n, " rows"))
+      .template check<typename ExecSpace::memory_space>();
   const std::int64_t bad = Impl::count_bad_scores(space, scores);
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
   Impl::check_finite_input(f, space, A, "A");
@@ -371,6 +417,8 @@ RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& 
   Impl::sample_rows(space, scores, cdf, total, state, rows, weights, scale);
   Impl::gather_rows(space, A, rows, weights, SA);
   return RNGState(state.key, Impl::offset_counter(state.counter, 0, 1));
+} catch (...) {
+  Impl::rethrow_as_error("leverage_sampling");
 }
 
 /// \brief leverage_sampling on the default instance of A's execution space.
@@ -395,22 +443,28 @@ RNGState leverage_sampling(const AView& A, const SView& scores, const RNGState& 
 /// \param [out] SA p x d sketch
 /// \param [in] opts sketch sizes of the score approximation
 /// \return the first RNG state this call did not use
-/// \throws Error as approx_leverage_scores and leverage_sampling (an invalid opts.sketch and
-///   NaN/Inf in A are reported under this function's name)
+/// \throws Error as approx_leverage_scores and leverage_sampling, always naming
+///   leverage_score_sketch (the message starts with the name of the step that failed; an
+///   invalid opts.sketch and NaN/Inf in A are reported directly)
 template <class ExecSpace, class AView, class IView, class WView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState leverage_score_sketch(const ExecSpace& space, const AView& A, const RNGState& state,
                                const IView& rows, const WView& weights, const YView& SA,
-                               const LeverageScoreOptions& opts = {}) {
+                               const LeverageScoreOptions& opts = {}) try {
   Impl::ScopedRegion region("leverage_score_sketch");
   Impl::static_check_view<ExecSpace, AView, 2, false>();
   Impl::check_enum("leverage_score_sketch", "opts.sketch", opts.sketch);
+  Impl::WorkspaceEstimate("leverage_score_sketch")
+      .add("the scores", A.extent(0), 1, sizeof(double), Impl::concat("A's ", A.extent(0), " rows"))
+      .template check<typename ExecSpace::memory_space>();
   Impl::check_finite_input("leverage_score_sketch", space, A, "A");
   Kokkos::View<double*, typename ExecSpace::memory_space> scores(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::scores"),
       A.extent(0));
   const RNGState next = approx_leverage_scores(space, A, scores, state, opts);
   return leverage_sampling(space, A, scores, next, rows, weights, SA);
+} catch (...) {
+  Impl::rethrow_as_error("leverage_score_sketch");
 }
 
 }  // namespace KokkosSketch

@@ -6,6 +6,7 @@
 #define KOKKOSSKETCH_COUNTSKETCHBUCKETS_IMPL_HPP
 
 #include <KokkosSketch_CountSketchOp.hpp>
+#include <KokkosSketch_Limits.hpp>
 
 #include <cstdint>
 
@@ -41,6 +42,12 @@ CountSketchBuckets<typename ExecSpace::memory_space> count_sketch_buckets(
   using mem_t = typename ExecSpace::memory_space;
   using range_t = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
   const std::int64_t p = S.rows(), n = S.cols();
+  // Refused before allocating if it cannot fit (named count_sketch; materialize checks first).
+  WorkspaceEstimate("count_sketch")
+      .add("the deterministic bucket sort", n, 2, sizeof(std::uint64_t),
+           concat("S.cols() = ", n))
+      .add("the bucket offsets", p + 1, 1, sizeof(std::int64_t), concat("S.rows() = ", p))
+      .template check<mem_t>();
   CountSketchBuckets<mem_t> out;
   out.offsets = Kokkos::View<std::int64_t*, mem_t>(
       Kokkos::view_alloc(space, "KokkosSketch::count_sketch::offsets"), p + 1);
