@@ -174,12 +174,12 @@ inline std::int64_t default_lsq_rows(LeastSquaresSketch kind, bool precondition,
 /// \param [in] space instance the work runs on; the call waits for it (rank check, residual)
 /// \param [in] A n x d View (d < n), any layout, float or double, full column rank
 /// \param [in] b n entries
-/// \param [out] x d entries, the sketched solution
+/// \param [out] x d entries, the sketched solution; must not share memory with A or b
 /// \param [in] state RNG state of S
 /// \param [in] opts sketch kind and rows (LeastSquaresOptions)
 /// \return iterations = 0, residual_norm = \f$\|A x - b\|_2\f$
-/// \throws Error on empty or wide A, mismatched b or x, sketch_rows <= d, a rank-deficient
-///   S A, or NaN/Inf in A or b (NaN/Inf diagonal of R, or a non-finite residual)
+/// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory,
+///   sketch_rows <= d, a rank-deficient S A, or NaN/Inf in A or b (NaN/Inf diagonal of R, or a non-finite residual)
 ///
 /// Cost: the sketch (2 k n d flops Gaussian, n d CountSketch), 2 k d^2 for the QR,
 /// 2 n d for the residual.
@@ -194,6 +194,8 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const AView& A, cons
   Impl::ScopedRegion region(std::string("sketch_and_solve[") + la_t::path + "]");
   const char* f = "sketch_and_solve";
   Impl::check_lsq_args(f, A, b, x);
+  Impl::check_no_alias(f, "x", x, "A", A);
+  Impl::check_no_alias(f, "x", x, "b", b);
   const std::int64_t d = A.extent(1);
   const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
                                                : Impl::default_lsq_rows(opts.sketch, false, d);
@@ -238,13 +240,13 @@ LeastSquaresResult sketch_and_solve(const AView& A, const BView& b, const XView&
 ///   are host values)
 /// \param [in] A n x d View (d < n), any layout, float or double, full column rank
 /// \param [in] b n entries
-/// \param [out] x d entries, the solution
+/// \param [out] x d entries, the solution; must not share memory with A or b
 /// \param [in] state RNG state of S
 /// \param [in] opts sketch kind and rows, tolerance, iteration limit
 /// \return LSQR iterations, \f$\|A x - b\|_2\f$ of the returned x, and whether a stopping
 ///   test was met before max_iterations
-/// \throws Error on empty or wide A, mismatched b or x, sketch_rows <= d, a negative
-///   tolerance or iteration limit, NaN/Inf, or a rank-deficient S A
+/// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory,
+///   sketch_rows <= d, a negative tolerance or iteration limit, NaN/Inf, or a rank-deficient S A
 ///
 /// Cost: the sketch and QR as in sketch_and_solve (with k about 4 d), then per iteration
 /// 4 n d + 2 d^2 flops and 4 host synchronizations.
@@ -261,6 +263,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& 
   Impl::ScopedRegion region(std::string("sketch_and_precondition[") + la_t::path + "]");
   const char* f = "sketch_and_precondition";
   Impl::check_lsq_args(f, A, b, x);
+  Impl::check_no_alias(f, "x", x, "A", A);
+  Impl::check_no_alias(f, "x", x, "b", b);
   KOKKOSSKETCH_THROW_IF(opts.tolerance < 0 || !(opts.tolerance < 1), f, "tolerance = ",
                         opts.tolerance, " must lie in [0, 1)");
   KOKKOSSKETCH_THROW_IF(opts.max_iterations < 0, f, "max_iterations = ", opts.max_iterations,

@@ -80,7 +80,8 @@ void check_scores_args(const char* f, const AView& A, const SView& scores) {
 /// \param [in] space instance the work runs on; the call waits for it (rank check)
 /// \param [in] A n x d View (d <= n), any layout, float or double, full column rank
 /// \param [out] scores n entries; scores(i) = \f$\|e_i^\top Q\|_2^2\f$
-/// \throws Error on empty or wide A, a mismatched scores length, NaN/Inf, or a
+/// \throws Error on empty or wide A, a mismatched scores length, scores overlapping A in
+///   memory, NaN/Inf, or a
 ///   rank-deficient A (|R_ii| <= max(n, d) eps max_j |R_jj|)
 ///
 /// Cost: 4 n d^2 flops (Householder QR and forming Q), n d extra memory.
@@ -93,6 +94,7 @@ void exact_leverage_scores(const ExecSpace& space, const AView& A, const SView& 
   Impl::ScopedRegion region(std::string("exact_leverage_scores[") + la_t::path + "]");
   const char* f = "exact_leverage_scores";
   Impl::check_scores_args(f, A, scores);
+  Impl::check_no_alias(f, "scores", scores, "A", A);
   la_t la(space);
   typename la_t::matrix_type Q;
   const auto R = la.qr(A, &Q);
@@ -129,7 +131,8 @@ void exact_leverage_scores(const AView& A, const SView& scores) {
 /// \param [in] state RNG state; S uses it, G the state after S (S.next_state())
 /// \param [in] opts first sketch and sketch sizes, see LeverageScoreOptions
 /// \return the first RNG state this call did not use
-/// \throws Error on empty or wide A, a mismatched scores length, sketch_rows < d,
+/// \throws Error on empty or wide A, a mismatched scores length, scores overlapping A in
+///   memory, sketch_rows < d,
 ///   jl_columns < 0, NaN/Inf, or a rank-deficient S A
 ///
 /// Cost: n d (CountSketch) or 2 k1 n d (Gaussian) for step 1, 2 k1 d^2 (QR), d^2 k2 (solve)
@@ -145,6 +148,7 @@ RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SV
   Impl::ScopedRegion region(std::string("approx_leverage_scores[") + la_t::path + "]");
   const char* f = "approx_leverage_scores";
   Impl::check_scores_args(f, A, scores);
+  Impl::check_no_alias(f, "scores", scores, "A", A);
   const std::int64_t n = A.extent(0), d = A.extent(1);
   const bool gaussian = opts.sketch == LeverageSketch::gaussian;
   std::int64_t k1 = opts.sketch_rows;
@@ -218,7 +222,8 @@ RNGState approx_leverage_scores(const AView& A, const SView& scores, const RNGSt
 /// \param [in] scores n nonnegative finite scores, not all zero
 /// \param [out] probs n entries, the probabilities (sum 1 up to rounding)
 /// \return \f$\sum_j s_j\f$, accumulated in double
-/// \throws Error on mismatched lengths, negative/NaN/Inf scores, or all scores zero
+/// \throws Error on mismatched lengths, probs overlapping scores in memory (no in-place
+///   normalization), negative/NaN/Inf scores, or all scores zero
 template <class ExecSpace, class SView, class PView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 double sampling_probabilities(const ExecSpace& space, const SView& scores, const PView& probs) {
@@ -230,6 +235,7 @@ double sampling_probabilities(const ExecSpace& space, const SView& scores, const
   KOKKOSSKETCH_THROW_IF(n == 0, f, "scores is empty");
   KOKKOSSKETCH_THROW_IF(std::int64_t(probs.extent(0)) != n, f, "probs has ", probs.extent(0),
                         " entries but scores has ", n);
+  Impl::check_no_alias(f, "probs", probs, "scores", scores);
   const std::int64_t bad = Impl::count_bad_scores(space, scores);
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
   double total = 0;
@@ -262,7 +268,8 @@ double sampling_probabilities(const ExecSpace& space, const SView& scores, const
 /// \param [out] weights p rescaling factors \f$1/\sqrt{p\,\pi_{\mathrm{rows}(j)}}\f$
 /// \param [out] SA p x d sketch, SA(j, :) = weights(j) A(rows(j), :)
 /// \return the first RNG state this call did not use (counter words 2, 3 advanced by 1)
-/// \throws Error on p < d, mismatched extents, negative/NaN/Inf scores or all zero
+/// \throws Error on p < d, mismatched extents, an output overlapping an input or another
+///   output in memory, negative/NaN/Inf scores or all zero
 ///
 /// Cost: O(n) for the scan, O(p log n) for the draws, p d for the gather.
 template <class ExecSpace, class AView, class SView, class IView, class WView, class YView,
@@ -290,6 +297,15 @@ RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& 
   KOKKOSSKETCH_THROW_IF(std::int64_t(rows.extent(0)) != p || std::int64_t(weights.extent(0)) != p,
                         f, "rows has ", rows.extent(0), " and weights ", weights.extent(0),
                         " entries, both must equal p = SA.extent(0) = ", p);
+  Impl::check_no_alias(f, "SA", SA, "A", A);
+  Impl::check_no_alias(f, "SA", SA, "scores", scores);
+  Impl::check_no_alias(f, "rows", rows, "A", A);
+  Impl::check_no_alias(f, "rows", rows, "scores", scores);
+  Impl::check_no_alias(f, "weights", weights, "A", A);
+  Impl::check_no_alias(f, "weights", weights, "scores", scores);
+  Impl::check_no_alias(f, "rows", rows, "weights", weights);
+  Impl::check_no_alias(f, "rows", rows, "SA", SA);
+  Impl::check_no_alias(f, "weights", weights, "SA", SA);
   const std::int64_t bad = Impl::count_bad_scores(space, scores);
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
   Kokkos::View<double*, typename ExecSpace::memory_space> cdf(
@@ -324,13 +340,20 @@ RNGState leverage_sampling(const AView& A, const SView& scores, const RNGState& 
 /// \param [out] SA p x d sketch
 /// \param [in] opts sketch sizes of the score approximation
 /// \return the first RNG state this call did not use
-/// \throws Error as approx_leverage_scores and leverage_sampling
+/// \throws Error as approx_leverage_scores and leverage_sampling (rows, weights and SA
+///   must not share memory with A or with each other)
 template <class ExecSpace, class AView, class IView, class WView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState leverage_score_sketch(const ExecSpace& space, const AView& A, const RNGState& state,
                                const IView& rows, const WView& weights, const YView& SA,
                                const LeverageScoreOptions& opts = {}) {
   Impl::ScopedRegion region("leverage_score_sketch");
+  Impl::check_no_alias("leverage_score_sketch", "SA", SA, "A", A);
+  Impl::check_no_alias("leverage_score_sketch", "rows", rows, "A", A);
+  Impl::check_no_alias("leverage_score_sketch", "weights", weights, "A", A);
+  Impl::check_no_alias("leverage_score_sketch", "rows", rows, "weights", weights);
+  Impl::check_no_alias("leverage_score_sketch", "rows", rows, "SA", SA);
+  Impl::check_no_alias("leverage_score_sketch", "weights", weights, "SA", SA);
   Kokkos::View<double*, typename ExecSpace::memory_space> scores(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::scores"),
       A.extent(0));
