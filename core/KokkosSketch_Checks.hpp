@@ -2,7 +2,8 @@
 /// \file KokkosSketch_Checks.hpp
 /// \brief The argument checks every topic shares: View rank, constness and accessibility
 /// (compile time), CRS-matrix detection and validation (a device reduction), the extents of
-/// Y = S A, aliasing of outputs and inputs, and the finiteness of a result (run time). Topics include this header, never another topic's, for their checks.
+/// Y = S A, aliasing of outputs and inputs, and the finiteness of a result (run time).
+/// Topics include this header, never another topic's, for their checks.
 #ifndef KOKKOSSKETCH_CHECKS_HPP
 #define KOKKOSSKETCH_CHECKS_HPP
 
@@ -242,7 +243,8 @@ void validate_crs(const char* f, const ExecSpace& space, const CrsMatrix& A,
   const std::int64_t col = read_entry_to_host(space, entries, k);
   KOKKOSSKETCH_THROW_IF(true, f, name, ".graph.entries(", k, ") = ", col,
                         " is outside [0, numCols = ", n_cols, ") (",
-                        c.bad_columns, c.bad_columns == 1 ? " column index is" : " column indices are",
+                        c.bad_columns,
+                        c.bad_columns == 1 ? " column index is" : " column indices are",
                         " out of range)");
 }
 

@@ -179,7 +179,8 @@ inline std::int64_t default_lsq_rows(LeastSquaresSketch kind, bool precondition,
 /// \param [in] opts sketch kind and rows (LeastSquaresOptions)
 /// \return iterations = 0, residual_norm = \f$\|A x - b\|_2\f$
 /// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory,
-///   sketch_rows <= d, a rank-deficient S A, or NaN/Inf in A or b (NaN/Inf diagonal of R, or a non-finite residual)
+///   sketch_rows <= d, a rank-deficient S A, or NaN/Inf in A or b (NaN/Inf diagonal of R,
+///   or a non-finite residual)
 ///
 /// Cost: the sketch (2 k n d flops Gaussian, n d CountSketch), 2 k d^2 for the QR,
 /// 2 n d for the residual.
