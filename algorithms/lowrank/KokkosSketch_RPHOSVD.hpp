@@ -265,10 +265,11 @@ class RPHOSVD {
   /// \param [out] g the core, extents J_1, ..., J_N; overwritten
   /// \param [out] Q the factors Q_1, ..., Q_N, Q_i of extents I_i x J_i with orthonormal
   ///   columns; overwritten
-  /// \throws Error on extents that differ from the plan's, a non-contiguous A, and (with
-  ///   check_finite) NaN/Inf in a projection or in the core (an overflow; the outputs have
-  ///   then not been written); every failure inside is an Error of `RPHOSVD::compute` that
-  ///   names the step, and with check_finite = false says that A may hold NaN or Inf
+  /// \throws Error on extents that differ from the plan's, a non-contiguous A, an output
+  ///   sharing memory with A or with another output, and (with check_finite) NaN/Inf in a
+  ///   projection or in the core (an overflow; the outputs have then not been written); every
+  ///   failure inside is an Error of `RPHOSVD::compute` that names the step, and with
+  ///   check_finite = false says that A may hold NaN or Inf
   template <class AView, class GView, class... QViews>
   void compute(const AView& A, const GView& g, const QViews&... Q) try {
     Impl::static_check_tensor<ExecSpace, AView, false>();
@@ -277,6 +278,7 @@ class RPHOSVD {
     const char* f = "RPHOSVD::compute";
     check_tensor_args(f, A, g);
     check_factor_args(f, Q...);
+    check_output_aliasing(f, A, g, Q...);
     const float* a = A.data();
     begin_stats();
     Impl::StepTimer<ExecSpace> timer(m_space, m_options.time_steps,
@@ -464,6 +466,22 @@ class RPHOSVD {
       KOKKOSSKETCH_THROW_IF(qr[k] != m_dims.n[k] || qc[k] != m_ranks.n[k], f, "Q_", k + 1,
                             " is ", qr[k], " x ", qc[k], " but needs to be ", m_dims.n[k],
                             " x ", m_ranks.n[k]);
+  }
+
+  // The outputs g, Q_1, ..., Q_N share no memory with A or with each other.
+  template <class AView, class GView, class... QViews>
+  void check_output_aliasing(const char* f, const AView& A, const GView& g,
+                             const QViews&... Q) const {
+    const std::array<Impl::ViewFootprint, sizeof...(QViews)> q{{Impl::view_footprint(Q)...}};
+    const Impl::ViewFootprint a = Impl::view_footprint(A), c = Impl::view_footprint(g);
+    Impl::check_no_alias_footprints(f, "g", c, "A", a);
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      const std::string qi = "Q_" + std::to_string(i + 1);
+      Impl::check_no_alias_footprints(f, qi, q[i], "A", a);
+      Impl::check_no_alias_footprints(f, qi, q[i], "g", c);
+      for (std::size_t j = 0; j < i; ++j)
+        Impl::check_no_alias_footprints(f, qi, q[i], "Q_" + std::to_string(j + 1), q[j]);
+    }
   }
 
   /// RNG state of Omega_(k) (k = order() gives the state after the last one).

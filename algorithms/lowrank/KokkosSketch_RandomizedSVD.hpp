@@ -279,11 +279,11 @@ class RandomizedSVD {
   /// \param [out] U m x p LayoutLeft View of Scalar: orthonormal columns
   /// \param [out] S p View of Scalar: singular values, descending
   /// \param [out] V n x p LayoutLeft View of Scalar: orthonormal columns
-  /// \throws Error on extents other than the plan's, or (check_finite) NaN/Inf in A, or an
-  ///   overflow to Inf in the projection or the outputs (then U, S, V may have been written);
-  ///   every failure inside (a factorization that does not converge, ...) is an Error of
-  ///   `RandomizedSVD::compute` that names the step, and with check_finite = false says that
-  ///   A may hold NaN or Inf
+  /// \throws Error on extents other than the plan's, an output sharing memory with A or
+  ///   with another output, or (check_finite) NaN/Inf in A, or an overflow to Inf in the
+  ///   projection or the outputs (then U, S, V may have been written); every failure inside
+  ///   (a factorization that does not converge, ...) is an Error of `RandomizedSVD::compute`
+  ///   that names the step, and with check_finite = false says that A may hold NaN or Inf
   template <class AView, class UView, class SView, class VView>
   void compute(const AView& A, const UView& U, const SView& S, const VView& V) try {
     Impl::static_check_view<ExecSpace, AView, 2, false>();
@@ -424,6 +424,12 @@ class RandomizedSVD {
                         " entries, needs rank = ", p);
   KOKKOSSKETCH_THROW_IF(std::int64_t(V.extent(0)) != m_n || std::int64_t(V.extent(1)) != p, f,
                         "V is ", V.extent(0), " x ", V.extent(1), ", needs ", m_n, " x ", p);
+  Impl::check_no_alias(f, "U", U, "A", A);
+  Impl::check_no_alias(f, "S", S, "A", A);
+  Impl::check_no_alias(f, "V", V, "A", A);
+  Impl::check_no_alias(f, "U", U, "S", S);
+  Impl::check_no_alias(f, "U", U, "V", V);
+  Impl::check_no_alias(f, "S", S, "V", V);
   if (m_opts.check_finite) {
     const std::int64_t bad =
         Impl::count_nonfinite(m_space, A, "KokkosSketch::RandomizedSVD::check_finite");

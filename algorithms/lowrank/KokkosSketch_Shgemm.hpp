@@ -156,12 +156,13 @@ inline ShgemmVariant resolve_shgemm_variant(ShgemmVariant v) {
 ///   `opts.check_finite`)
 /// \param [in] A m x k View of float, any layout
 /// \param [in] B k x n View of KokkosSketch::fp16, any layout
-/// \param [out] C m x n View of float, any layout; overwritten
+/// \param [out] C m x n View of float, any layout; overwritten; must not share memory with
+///   A or B
 /// \param [in] opts variant and finiteness check, see ShgemmOptions
 /// \throws Error if A.extent(1) != B.extent(0), C is not m x n, k = 0, an extent exceeds
-///   2^31 - 1, opts.variant is not a valid ShgemmVariant, or (with check_finite) A or B
-///   holds NaN/Inf or the product overflows FP32 (Inf in C; C has been written). m = 0 or
-///   n = 0 does nothing.
+///   2^31 - 1, opts.variant is not a valid ShgemmVariant, C overlaps A or B in memory, or
+///   (with check_finite) A or B holds NaN/Inf or the product overflows FP32 (Inf in C; C has
+///   been written). m = 0 or n = 0 does nothing.
 ///
 /// Cost: 4 m n k flops (two products); in the generic kernel each entry of A is split once
 /// per block of 128 (host) or 64 (device) columns of C and each entry of B converted once per
@@ -182,6 +183,8 @@ void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView&
   Impl::check_enum("shgemm", "opts.variant", opts.variant);
   Impl::check_shgemm_args(A.extent(0), A.extent(1), B.extent(0), B.extent(1), C.extent(0),
                           C.extent(1));
+  Impl::check_no_alias("shgemm", "C", C, "A", A);
+  Impl::check_no_alias("shgemm", "C", C, "B", B);
   if (opts.check_finite) {
     Impl::check_shgemm_finite_a(space, A);
     const std::int64_t bad = Impl::count_nonfinite_fp16(space, B);
@@ -205,7 +208,7 @@ void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView&
 ///   `opts.check_finite`)
 /// \param [in] A m x k View of float, any layout
 /// \param [in] B the k x n operator (or a submatrix of one)
-/// \param [out] C m x n View of float, any layout; overwritten
+/// \param [out] C m x n View of float, any layout; overwritten; must not share memory with A
 /// \param [in] opts variant and finiteness check (of A and of C), see ShgemmOptions
 /// \throws Error as the overload with a View B
 ///
@@ -221,6 +224,7 @@ void shgemm(const ExecSpace& space, const AView& A, const HalfGaussianOp<fp16>& 
   Impl::ScopedRegion region(std::string("shgemm[") + apply_t::path + "]");
   Impl::check_enum("shgemm", "opts.variant", opts.variant);
   Impl::check_shgemm_args(A.extent(0), A.extent(1), B.rows(), B.cols(), C.extent(0), C.extent(1));
+  Impl::check_no_alias("shgemm", "C", C, "A", A);
   if (opts.check_finite) Impl::check_shgemm_finite_a(space, A);
   if (C.extent(0) == 0 || C.extent(1) == 0) return;
   apply_t::apply(space, A, B, C, Impl::resolve_shgemm_variant(opts.variant));

@@ -29,6 +29,14 @@ struct ProjectOptions {
   /// that S does not use cannot affect Y and are not read). This waits for the kernel (a
   /// fence on the given instance); set false to keep the call fully asynchronous.
   bool check_finite = true;
+  /// A KokkosSparse::CrsMatrix A only (gaussian_sketch with a CRS A; dense inputs ignore
+  /// it): before the kernel, validate A's structure on the device (Impl::validate_crs:
+  /// row_map(0) = 0, row_map non-decreasing, row_map(numRows) = nnz = values.extent(0), every
+  /// column index in [0, numCols)) and throw KokkosSketch::Error naming the first problem.
+  /// Cost: one pass over the column indices and the row map (a reduction) and a fence on the
+  /// given instance, since the verdict is a host value: the call then waits for the instance
+  /// even with check_finite = false. Set false for a matrix already known to be valid.
+  bool validate_crs = true;
 };
 
 /// \brief Y = S A for a very sparse S (density p, entries +-1 or scaled), generated on the fly.
@@ -38,9 +46,10 @@ struct ProjectOptions {
 ///   `opts.check_finite`).
 /// \param [in] S k x D operator (or a submatrix of one, see SparseOp::submatrix).
 /// \param [in] A D x b View, any layout.
-/// \param [out] Y k x b View, any layout; overwritten.
+/// \param [out] Y k x b View, any layout; overwritten; must not share memory with A.
 /// \param [in] opts see ProjectOptions.
-/// \throws Error on mismatched or empty extents, and (with check_finite) on NaN/Inf in Y.
+/// \throws Error on mismatched or empty extents, Y overlapping A in memory, and (with
+///   check_finite) on NaN/Inf in Y.
 ///
 /// Cost: about k p D b multiply-adds, k p D rows of A gathered (b values each), k p D draws.
 template <class ExecSpace, class AView, class YView,
@@ -54,6 +63,7 @@ void sparse_project(const ExecSpace& space, const SparseOp& S, const AView& A, c
   Impl::ScopedRegion region(std::string("sparse_project[") + apply_t::path + "]");
   Impl::check_sketch_extents("sparse_project", S, A.extent(0), A.extent(1), Y.extent(0),
                              Y.extent(1));
+  Impl::check_no_alias("sparse_project", "Y", Y, "A", A);
   apply_t::apply(space, S, Impl::to_internal_input(A), Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("sparse_project", space, Y);
 } catch (...) {
@@ -80,9 +90,10 @@ void sparse_project(const SparseOp& S, const AView& A, const YView& Y,
 ///   `opts.check_finite`).
 /// \param [in] S k x D operator (or a submatrix of one, see DenseOp::submatrix).
 /// \param [in] A D x b View, any layout.
-/// \param [out] Y k x b View, any layout; overwritten.
+/// \param [out] Y k x b View, any layout; overwritten; must not share memory with A.
 /// \param [in] opts see ProjectOptions.
-/// \throws Error on mismatched or empty extents, and (with check_finite) on NaN/Inf in Y.
+/// \throws Error on mismatched or empty extents, Y overlapping A in memory, and (with
+///   check_finite) on NaN/Inf in Y.
 ///
 /// Cost: k D b multiply-adds; k D / block entries' worth of Philox calls (block = 128 for
 /// Rademacher, 4 otherwise).
@@ -97,6 +108,7 @@ void dense_project(const ExecSpace& space, const DenseOp& S, const AView& A, con
   Impl::ScopedRegion region(std::string("dense_project[") + apply_t::path + "]");
   Impl::check_sketch_extents("dense_project", S, A.extent(0), A.extent(1), Y.extent(0),
                              Y.extent(1));
+  Impl::check_no_alias("dense_project", "Y", Y, "A", A);
   apply_t::apply(space, S, Impl::to_internal_input(A), Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("dense_project", space, Y);
 } catch (...) {

@@ -209,14 +209,14 @@ void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, std::in
 /// \param [in] space instance the work runs on; the call waits for it (rank check, residual)
 /// \param [in] A n x d View (d < n), any layout, float or double, full column rank
 /// \param [in] b n entries
-/// \param [out] x d entries, the sketched solution
+/// \param [out] x d entries, the sketched solution; must not share memory with A or b
 /// \param [in] state RNG state of S
 /// \param [in] opts sketch kind and rows (LeastSquaresOptions)
 /// \return iterations = 0, residual_norm = \f$\|A x - b\|_2\f$
-/// \throws Error on empty or wide A, mismatched b or x, an invalid opts.sketch, sketch_rows
-///   <= d, a rank-deficient S A, NaN/Inf in A or b (NaN/Inf diagonal of R, or a non-finite
-///   residual), a workspace that cannot fit the memory space (checked before allocating), or
-///   a failed allocation
+/// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an
+///   invalid opts.sketch, sketch_rows <= d, a rank-deficient S A, NaN/Inf in A or b (NaN/Inf
+///   diagonal of R, or a non-finite residual), a workspace that cannot fit the memory space
+///   (checked before allocating), or a failed allocation
 ///
 /// Cost: the sketch (2 k n d flops Gaussian, n d CountSketch), 2 k d^2 for the QR,
 /// 2 n d for the residual.
@@ -232,6 +232,8 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const AView& A, cons
   const char* f = "sketch_and_solve";
   Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_lsq_args(f, A, b, x);
+  Impl::check_no_alias(f, "x", x, "A", A);
+  Impl::check_no_alias(f, "x", x, "b", b);
   const std::int64_t d = A.extent(1);
   const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
                                                : Impl::default_lsq_rows(opts.sketch, false, d);
@@ -279,15 +281,15 @@ LeastSquaresResult sketch_and_solve(const AView& A, const BView& b, const XView&
 ///   are host values)
 /// \param [in] A n x d View (d < n), any layout, float or double, full column rank
 /// \param [in] b n entries
-/// \param [out] x d entries, the solution
+/// \param [out] x d entries, the solution; must not share memory with A or b
 /// \param [in] state RNG state of S
 /// \param [in] opts sketch kind and rows, tolerance, iteration limit
 /// \return LSQR iterations, \f$\|A x - b\|_2\f$ of the returned x, and whether a stopping
 ///   test was met before max_iterations
-/// \throws Error on empty or wide A, mismatched b or x, an invalid opts.sketch, sketch_rows
-///   <= d, a negative tolerance or iteration limit, NaN/Inf, a rank-deficient S A, a
-///   workspace that cannot fit the memory space (checked before allocating), or a failed
-///   allocation
+/// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an
+///   invalid opts.sketch, sketch_rows <= d, a negative tolerance or iteration limit, NaN/Inf,
+///   a rank-deficient S A, a workspace that cannot fit the memory space (checked before
+///   allocating), or a failed allocation
 ///
 /// Cost: the sketch and QR as in sketch_and_solve (with k about 4 d), then per iteration
 /// 4 n d + 2 d^2 flops and 4 host synchronizations.
@@ -305,6 +307,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& 
   const char* f = "sketch_and_precondition";
   Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_lsq_args(f, A, b, x);
+  Impl::check_no_alias(f, "x", x, "A", A);
+  Impl::check_no_alias(f, "x", x, "b", b);
   KOKKOSSKETCH_THROW_IF(opts.tolerance < 0 || !(opts.tolerance < 1), f, "tolerance = ",
                         opts.tolerance, " must lie in [0, 1)");
   KOKKOSSKETCH_THROW_IF(opts.max_iterations < 0, f, "max_iterations = ", opts.max_iterations,

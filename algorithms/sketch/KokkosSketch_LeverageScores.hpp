@@ -126,9 +126,10 @@ void check_approx_scores_workspace(const char* f, const LeverageScoreOptions& op
 /// \param [in] space instance the work runs on; the call waits for it (rank check)
 /// \param [in] A n x d View (d <= n), any layout, float or double, full column rank
 /// \param [out] scores n entries; scores(i) = \f$\|e_i^\top Q\|_2^2\f$
-/// \throws Error on empty or wide A, a mismatched scores length, NaN/Inf in A (counted
-///   before the QR), a rank-deficient A (|R_ii| <= max(n, d) eps max_j |R_jj|), a workspace
-///   that cannot fit the memory space (checked before allocating), or a failed allocation
+/// \throws Error on empty or wide A, a mismatched scores length, scores overlapping A in
+///   memory, NaN/Inf in A (counted before the QR), a rank-deficient A (|R_ii| <= max(n, d)
+///   eps max_j |R_jj|), a workspace that cannot fit the memory space (checked before
+///   allocating), or a failed allocation
 ///
 /// Cost: 4 n d^2 flops (Householder QR and forming Q), n d extra memory.
 template <class ExecSpace, class AView, class SView,
@@ -141,6 +142,7 @@ void exact_leverage_scores(const ExecSpace& space, const AView& A, const SView& 
   const char* f = "exact_leverage_scores";
   Impl::check_scores_args(f, A, scores);
   Impl::check_exact_scores_workspace<ExecSpace, scalar_t>(f, A.extent(0), A.extent(1));
+  Impl::check_no_alias(f, "scores", scores, "A", A);
   Impl::check_finite_input(f, space, A, "A");
   la_t la(space);
   typename la_t::matrix_type Q;
@@ -190,10 +192,11 @@ void exact_leverage_scores(const AView& A, const SView& scores) {
 /// \param [in] state RNG state; S uses it, G the state after S (S.next_state())
 /// \param [in] opts first sketch and sketch sizes, see LeverageScoreOptions
 /// \return the first RNG state this call did not use
-/// \throws Error on empty or wide A, a mismatched scores length, an invalid opts.sketch,
-///   sketch_rows < d, jl_columns < 0, NaN/Inf in A (counted first), an overflow in S A, a
-///   sketch S A still rank-deficient after the two retries, a workspace that cannot fit the
-///   memory space (checked before allocating), or a failed allocation
+/// \throws Error on empty or wide A, a mismatched scores length, scores overlapping A in
+///   memory, an invalid opts.sketch, sketch_rows < d, jl_columns < 0, NaN/Inf in A (counted
+///   first), an overflow in S A, a sketch S A still rank-deficient after the two retries, a
+///   workspace that cannot fit the memory space (checked before allocating), or a failed
+///   allocation
 ///
 /// Cost: n d (CountSketch) or 2 k1 n d (Gaussian) for step 1, 2 k1 d^2 (QR), d^2 k2 (solve)
 /// and 2 n d k2 (A X) flops; k1 d + n k2 extra memory; one read of A for the NaN/Inf count.
@@ -211,6 +214,7 @@ RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SV
   const char* f = "approx_leverage_scores";
   Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_scores_args(f, A, scores);
+  Impl::check_no_alias(f, "scores", scores, "A", A);
   const std::int64_t n = A.extent(0), d = A.extent(1);
   const bool gaussian = opts.sketch == LeverageSketch::gaussian;
   std::int64_t k1 = opts.sketch_rows;
@@ -312,7 +316,8 @@ RNGState approx_leverage_scores(const AView& A, const SView& scores, const RNGSt
 /// \param [in] scores n nonnegative finite scores, not all zero
 /// \param [out] probs n entries, the probabilities (sum 1 up to rounding)
 /// \return \f$\sum_j s_j\f$, accumulated in double (+Inf when it exceeds double's range)
-/// \throws Error on mismatched lengths, negative/NaN/Inf scores, or all scores zero
+/// \throws Error on mismatched lengths, probs overlapping scores in memory (no in-place
+///   normalization), negative/NaN/Inf scores, or all scores zero
 template <class ExecSpace, class SView, class PView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 double sampling_probabilities(const ExecSpace& space, const SView& scores, const PView& probs) {
@@ -324,6 +329,7 @@ double sampling_probabilities(const ExecSpace& space, const SView& scores, const
   KOKKOSSKETCH_THROW_IF(n == 0, f, "scores is empty");
   KOKKOSSKETCH_THROW_IF(std::int64_t(probs.extent(0)) != n, f, "probs has ", probs.extent(0),
                         " entries but scores has ", n);
+  Impl::check_no_alias(f, "probs", probs, "scores", scores);
   const std::int64_t bad = Impl::count_bad_scores(space, scores);
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
   double total = 0;
@@ -368,8 +374,8 @@ double sampling_probabilities(const ExecSpace& space, const SView& scores, const
 /// \param [out] weights p rescaling factors \f$1/\sqrt{p\,\pi_{\mathrm{rows}(j)}}\f$
 /// \param [out] SA p x d sketch, SA(j, :) = weights(j) A(rows(j), :)
 /// \return the first RNG state this call did not use (counter words 2, 3 advanced by 1)
-/// \throws Error on p < d, mismatched extents, NaN/Inf in A, negative/NaN/Inf scores or all
-///   zero
+/// \throws Error on p < d, mismatched extents, an output overlapping an input or another
+///   output in memory, NaN/Inf in A, negative/NaN/Inf scores or all zero
 ///
 /// Cost: O(n) for the scan, O(p log n) for the draws, p d for the gather, n d for the
 /// NaN/Inf count of A.
@@ -401,6 +407,15 @@ RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& 
   Impl::WorkspaceEstimate(f)
       .add("the cumulative scores", n + 1, 1, sizeof(double), Impl::concat("A's ", n, " rows"))
       .template check<typename ExecSpace::memory_space>();
+  Impl::check_no_alias(f, "SA", SA, "A", A);
+  Impl::check_no_alias(f, "SA", SA, "scores", scores);
+  Impl::check_no_alias(f, "rows", rows, "A", A);
+  Impl::check_no_alias(f, "rows", rows, "scores", scores);
+  Impl::check_no_alias(f, "weights", weights, "A", A);
+  Impl::check_no_alias(f, "weights", weights, "scores", scores);
+  Impl::check_no_alias(f, "rows", rows, "weights", weights);
+  Impl::check_no_alias(f, "rows", rows, "SA", SA);
+  Impl::check_no_alias(f, "weights", weights, "SA", SA);
   const std::int64_t bad = Impl::count_bad_scores(space, scores);
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
   Impl::check_finite_input(f, space, A, "A");
@@ -445,13 +460,20 @@ RNGState leverage_sampling(const AView& A, const SView& scores, const RNGState& 
 /// \return the first RNG state this call did not use
 /// \throws Error as approx_leverage_scores and leverage_sampling, always naming
 ///   leverage_score_sketch (the message starts with the name of the step that failed; an
-///   invalid opts.sketch and NaN/Inf in A are reported directly)
+///   invalid opts.sketch and NaN/Inf in A are reported directly; rows, weights and SA must
+///   not share memory with A or with each other)
 template <class ExecSpace, class AView, class IView, class WView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState leverage_score_sketch(const ExecSpace& space, const AView& A, const RNGState& state,
                                const IView& rows, const WView& weights, const YView& SA,
                                const LeverageScoreOptions& opts = {}) try {
   Impl::ScopedRegion region("leverage_score_sketch");
+  Impl::check_no_alias("leverage_score_sketch", "SA", SA, "A", A);
+  Impl::check_no_alias("leverage_score_sketch", "rows", rows, "A", A);
+  Impl::check_no_alias("leverage_score_sketch", "weights", weights, "A", A);
+  Impl::check_no_alias("leverage_score_sketch", "rows", rows, "weights", weights);
+  Impl::check_no_alias("leverage_score_sketch", "rows", rows, "SA", SA);
+  Impl::check_no_alias("leverage_score_sketch", "weights", weights, "SA", SA);
   Impl::static_check_view<ExecSpace, AView, 2, false>();
   Impl::check_enum("leverage_score_sketch", "opts.sketch", opts.sketch);
   Impl::WorkspaceEstimate("leverage_score_sketch")
