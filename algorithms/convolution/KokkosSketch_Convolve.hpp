@@ -179,16 +179,6 @@ void conv_check_finite(const char* f, const ExecSpace& space, const View& v, con
                         " hold NaN/Inf, or a sum overflowed");
 }
 
-/// Key of the workspace cache for an instance: the stream on CUDA (specialized in the CUDA
-/// bridge), one key per execution space type elsewhere (host work is ordered per space).
-template <class ExecSpace>
-struct ConvWorkspaceKey {
-  static const void* get(const ExecSpace&) {
-    static const char key = 0;
-    return &key;
-  }
-};
-
 }  // namespace Impl
 
 /// \brief r = p * q, the full convolution of pmfs (the pmf of X + Y), for one pair or a batch.
