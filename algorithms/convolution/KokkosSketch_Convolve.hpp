@@ -327,37 +327,16 @@ void convolve_backward(const PView& p, const QView& q, const GView& g, const GPV
   convolve_backward(typename GView::execution_space{}, p, q, g, grad_p, grad_q, opts);
 }
 
-/// \brief The convolution of N pmfs of one length L (the pmf of a sum of N independent
-/// variables), by a balanced tree of batched convolutions.
-///
-/// Level by level, rows 2i and 2i + 1 are convolved as one batch (strided Views of the level,
-/// no copy); an odd last row is carried to the next level, zero-padded. ceil(log2 N) levels,
-/// one batched convolve each; the levels live in the workspace cache (two buffers of about
-/// 2 N L values), so the call allocates nothing after the first one of its size.
-///
-/// \tparam ExecSpace Kokkos execution space; both Views must be accessible from it.
-/// \param [in] space instance the work is enqueued on (asynchronous unless
-///   `opts.check_finite`).
-/// \param [in] pmfs N x L View (float or double, LayoutLeft, LayoutRight or LayoutStride),
-///   one pmf per row (pad shorter ones with zeros).
-/// \param [out] result rank-1 View of length at least N (L - 1) + 1; overwritten, entries past
-///   N (L - 1) set to zero. Must not share memory with pmfs.
-/// \param [in] opts finite check of the result (ConvolveOptions).
-/// \throws Error on an empty pmfs, a result too short or aliasing pmfs, and (with
-///   check_finite) NaN/Inf in the result.
-///
-/// Accuracy: for nonnegative pmfs every entry of the result has a relative error of at most
-/// the sum over the levels of gamma_k (k the terms per output of that level), about
-/// (N L + log2 N) u to first order, tails included. Cost: about (N L)^2 / 2 multiply-adds,
-/// half of them in the last level.
-template <class ExecSpace, class PmfsView, class RView,
-          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
-void convolve_all(const ExecSpace& space, const PmfsView& pmfs, const RView& result,
-                  const ConvolveOptions& opts = {}) {
+namespace Impl {
+/// The body of convolve_all (a function without a defaulted template parameter: nvcc cannot
+/// compile device lambdas in one).
+template <class ExecSpace, class PmfsView, class RView>
+void convolve_all_run(const ExecSpace& space, const PmfsView& pmfs, const RView& result,
+                      const ConvolveOptions& opts) {
   using scalar = typename PmfsView::non_const_value_type;
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "KokkosSketch: the first argument must be a Kokkos execution space instance");
-  Impl::static_check_view<ExecSpace, PmfsView, 2, false>();
+  static_check_view<ExecSpace, PmfsView, 2, false>();
   static_assert(std::is_same<scalar, float>::value || std::is_same<scalar, double>::value,
                 "KokkosSketch: convolution Views must hold float or double");
   using layout = typename PmfsView::array_layout;
@@ -365,16 +344,16 @@ void convolve_all(const ExecSpace& space, const PmfsView& pmfs, const RView& res
                     std::is_same<layout, Kokkos::LayoutRight>::value ||
                     std::is_same<layout, Kokkos::LayoutStride>::value,
                 "KokkosSketch: convolve_all takes pmfs in LayoutLeft, LayoutRight or LayoutStride");
-  Impl::static_check_conv_output<ExecSpace, RView, scalar, 1>();
+  static_check_conv_output<ExecSpace, RView, scalar, 1>();
   using device = typename ExecSpace::device_type;
   using mem = typename ExecSpace::memory_space;
   using in_t = Kokkos::View<const scalar**, Kokkos::LayoutStride, device,
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   using out2_t = Kokkos::View<scalar**, Kokkos::LayoutStride, device,
                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  using r_t = Impl::unmanaged_output_t<RView>;
-  using apply_t = Impl::ConvolveApply<ExecSpace, in_t, in_t, out2_t>;
-  Impl::ScopedRegion region(std::string("convolve_all[") + apply_t::path + "]");
+  using r_t = unmanaged_output_t<RView>;
+  using apply_t = ConvolveApply<ExecSpace, in_t, in_t, out2_t>;
+  ScopedRegion region(std::string("convolve_all[") + apply_t::path + "]");
   const char* f = "convolve_all";
   const std::int64_t N = pmfs.extent(0), L = pmfs.extent(1);
   KOKKOSSKETCH_THROW_IF(N == 0 || L == 0, f, "pmfs is empty (", N, " x ", L, ")");
@@ -382,9 +361,9 @@ void convolve_all(const ExecSpace& space, const PmfsView& pmfs, const RView& res
   KOKKOSSKETCH_THROW_IF(std::int64_t(result.extent(0)) < total, f, "result is too short: length ",
                         result.extent(0), " but N (L - 1) + 1 = ", total, " (N = ", N, ", L = ", L,
                         ")");
-  Impl::convolve_check_injective(f, result, "result");
-  Impl::convolve_check_no_alias(f, result, "result", pmfs, "pmfs");
-  const r_t res = Impl::to_internal_output(result);
+  convolve_check_injective(f, result, "result");
+  convolve_check_no_alias(f, result, "result", pmfs, "pmfs");
+  const r_t res = to_internal_output(result);
   const std::int64_t rlen = res.extent(0);
 
   // The levels' shapes (rows, length) and the largest level, for the two buffers.
@@ -398,10 +377,10 @@ void convolve_all(const ExecSpace& space, const PmfsView& pmfs, const RView& res
   }
   scalar* buf[2] = {nullptr, nullptr};
   if (rows.size() > 2) {  // the last level goes straight to result when it fits
-    const void* key = Impl::ConvWorkspaceKey<ExecSpace>::get(space);
+    const void* key = ConvWorkspaceKey<ExecSpace>::get(space);
     const std::size_t bytes = std::size_t(biggest) * sizeof(scalar);
-    buf[0] = static_cast<scalar*>(Impl::WorkspaceCache<mem>::get(key, "convolve_all[0]", bytes));
-    buf[1] = static_cast<scalar*>(Impl::WorkspaceCache<mem>::get(key, "convolve_all[1]", bytes));
+    buf[0] = static_cast<scalar*>(WorkspaceCache<mem>::get(key, "convolve_all[0]", bytes));
+    buf[1] = static_cast<scalar*>(WorkspaceCache<mem>::get(key, "convolve_all[1]", bytes));
   }
 
   in_t cur(pmfs.data(), Kokkos::LayoutStride(N, pmfs.stride(0), L, pmfs.stride(1)));
@@ -445,7 +424,38 @@ void convolve_all(const ExecSpace& space, const PmfsView& pmfs, const RView& res
           KOKKOS_LAMBDA(const std::int64_t i) { res(i) = dst[i]; });
     }
   }
-  if (opts.check_finite) Impl::conv_check_finite(f, space, result, "result", "pmfs");
+  if (opts.check_finite) conv_check_finite(f, space, result, "result", "pmfs");
+}
+}  // namespace Impl
+
+/// \brief The convolution of N pmfs of one length L (the pmf of a sum of N independent
+/// variables), by a balanced tree of batched convolutions.
+///
+/// Level by level, rows 2i and 2i + 1 are convolved as one batch (strided Views of the level,
+/// no copy); an odd last row is carried to the next level, zero-padded. ceil(log2 N) levels,
+/// one batched convolve each; the levels live in the workspace cache (two buffers of about
+/// 2 N L values), so the call allocates nothing after the first one of its size.
+///
+/// \tparam ExecSpace Kokkos execution space; both Views must be accessible from it.
+/// \param [in] space instance the work is enqueued on (asynchronous unless
+///   `opts.check_finite`).
+/// \param [in] pmfs N x L View (float or double, LayoutLeft, LayoutRight or LayoutStride),
+///   one pmf per row (pad shorter ones with zeros).
+/// \param [out] result rank-1 View of length at least N (L - 1) + 1; overwritten, entries past
+///   N (L - 1) set to zero. Must not share memory with pmfs.
+/// \param [in] opts finite check of the result (ConvolveOptions).
+/// \throws Error on an empty pmfs, a result too short or aliasing pmfs, and (with
+///   check_finite) NaN/Inf in the result.
+///
+/// Accuracy: for nonnegative pmfs every entry of the result has a relative error of at most
+/// the sum over the levels of gamma_k (k the terms per output of that level), about
+/// (N L + log2 N) u to first order, tails included. Cost: about (N L)^2 / 2 multiply-adds,
+/// half of them in the last level.
+template <class ExecSpace, class PmfsView, class RView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+void convolve_all(const ExecSpace& space, const PmfsView& pmfs, const RView& result,
+                  const ConvolveOptions& opts = {}) {
+  Impl::convolve_all_run(space, pmfs, result, opts);
 }
 
 /// \brief convolve_all on the default instance of result's execution space.

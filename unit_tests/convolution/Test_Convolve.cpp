@@ -508,4 +508,56 @@ TYPED_TEST(ConvolveTest, AsynchronousWithoutFiniteCheck) {
   EXPECT_EQ(read<Space>(r1), read<Space>(r2));
 }
 
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+/// Every path of the CUDA kernels (small, tiled, tiled with split-K; block sizes 64 and 128;
+/// tiles below, above and across the triangle boundary; a partial last tile; m < n; shared
+/// operands and batch sums) against the FP64 references, through the dispatch structs with
+/// CudaConvConfig values that force each path.
+TEST(ConvolveCuda, EveryKernelPathAgainstReferences) {
+  using Space = Kokkos::Cuda;
+  Impl::CudaConvConfig small, tiled, split;
+  small.kernels.small_max_terms = -1;
+  tiled.kernels.small_max_terms = 0;
+  tiled.kernels.min_blocks_per_sm = 0;
+  split.kernels.small_max_terms = 0;
+  split.kernels.min_blocks_per_sm = 1000;
+  const Impl::CudaConvConfig cfgs[] = {small, tiled, split};
+  using c_t = Impl::unmanaged_input_t<SV2<float, Space>>;
+  using o_t = Impl::unmanaged_output_t<SV2<float, Space>>;
+  const std::int64_t shapes[][4] = {{1, 1, 1, 1},    {1, 3000, 1, 700}, {1, 700, 1, 3000},
+                                    {3, 517, 3, 389}, {1, 1100, 4, 257}, {5, 129, 1, 1500}};
+  for (const auto& sh : shapes) {
+    const std::int64_t bp = sh[0], m = sh[1], bq = sh[2], n = sh[3], B = std::max(bp, bq);
+    const auto P = rounded<float>(host_data(bp, m, Lay::right, 3, true));
+    const auto Q = rounded<float>(host_data(bq, n, Lay::right, 4, true));
+    const auto G = rounded<float>(host_data(B, m + n - 1, Lay::right, 5, true));
+    SV2<float, Space> p("p", stride_of(bp, m, Lay::padded)), q("q", stride_of(bq, n, Lay::left)),
+        g("g", stride_of(B, m + n - 1, Lay::right)), r("r", stride_of(B, m + n - 1, Lay::right)),
+        gp("gp", stride_of(bp, m, Lay::right)), gq("gq", stride_of(bq, n, Lay::padded));
+    fill<Space>(p, P);
+    fill<Space>(q, Q);
+    fill<Space>(g, G);
+    const Ref want = conv_ref(P, bp, m, Q, bq, n, B);
+    Ref wp{std::vector<double>(bp * m, 0.0), std::vector<double>(bp * m, 0.0)};
+    Ref wq{std::vector<double>(bq * n, 0.0), std::vector<double>(bq * n, 0.0)};
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::int64_t ib = bp == 1 ? 0 : b, jb = bq == 1 ? 0 : b;
+      band_transpose_times(&Q[jb * n], n, m, &G[b * (m + n - 1)], &wp.val[ib * m], &wp.abs[ib * m]);
+      band_transpose_times(&P[ib * m], m, n, &G[b * (m + n - 1)], &wq.val[jb * n], &wq.abs[jb * n]);
+    }
+    for (int c = 0; c < 3; ++c) {
+      Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r, cfgs[c]);
+      EXPECT_TRUE(within_gamma<float>(read<Space>(r), want, double(std::min(m, n)), m + n - 1))
+          << "forward, path " << c << ", m " << m << " n " << n;
+      Impl::CorrelateApply<Space, c_t, c_t, o_t>::apply(Space(), q, g, gp, cfgs[c]);
+      Impl::CorrelateApply<Space, c_t, c_t, o_t>::apply(Space(), p, g, gq, cfgs[c]);
+      EXPECT_TRUE(within_gamma<float>(read<Space>(gp), wp, double(n * B), m))
+          << "grad_p, path " << c << ", m " << m << " n " << n;
+      EXPECT_TRUE(within_gamma<float>(read<Space>(gq), wq, double(m * B), n))
+          << "grad_q, path " << c << ", m " << m << " n " << n;
+    }
+  }
+}
+#endif
+
 }  // namespace
