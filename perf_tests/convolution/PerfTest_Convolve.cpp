@@ -86,8 +86,9 @@ ConvInputs<Space>& conv_inputs(const Space& space, const ConvSize& s) {
     ConvInputs<Space> in;
     const std::int64_t len = s.m + s.n - 1;
     auto alloc = [&](const char* label, std::int64_t cols) {
-      return ConvMat<Space>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label),
-                            s.batch, cols);
+      return ConvMat<Space>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), s.batch,
+          cols);
     };
     in.p = alloc("KokkosSketch::perf::p", s.m);
     in.q = alloc("KokkosSketch::perf::q", s.n);
