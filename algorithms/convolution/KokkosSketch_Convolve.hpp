@@ -45,30 +45,13 @@ struct ConvolveOptions {
 
 namespace Impl {
 
-/// Byte range [lo, hi) that a View's entries span (empty for an empty View).
-template <class View>
-void conv_byte_range(const View& v, std::uintptr_t& lo, std::uintptr_t& hi) {
-  lo = hi = reinterpret_cast<std::uintptr_t>(v.data());
-  if (v.size() == 0 || v.data() == nullptr) return;
-  std::uint64_t last = 0;
-  for (int d = 0; d < int(View::rank); ++d)
-    last += std::uint64_t(v.extent(d) - 1) * std::uint64_t(v.stride(d));
-  hi = lo + (last + 1) * sizeof(typename View::value_type);
-}
-
-/// \brief Throws if the entries of `out` and `in` share memory (their spans overlap).
-///
-/// Local to the convolution for now: core will hold the shared aliasing check of every topic
-/// (Impl::check_no_alias); this one then forwards to it.
+/// \brief Throws if the entries of `out` and `in` share memory: the shared aliasing check of
+/// core (Impl::check_no_alias), with the convolution's argument order.
 /// \param [in] f the public function's name, for the error
 template <class OutView, class InView>
 void convolve_check_no_alias(const char* f, const OutView& out, const char* out_name,
                              const InView& in, const char* in_name) {
-  std::uintptr_t a0, a1, b0, b1;
-  conv_byte_range(out, a0, a1);
-  conv_byte_range(in, b0, b1);
-  KOKKOSSKETCH_THROW_IF(a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1, f, out_name, " overlaps ",
-                        in_name, " in memory: outputs must not alias inputs or other outputs");
+  check_no_alias(f, out_name, out, in_name, in);
 }
 
 /// \brief Throws if two entries of the output View share memory (a zero or overlapping
