@@ -79,6 +79,9 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A
                             (opts.deterministic ? "deterministic" : apply_t::path) + "]");
   Impl::check_sketch_extents("count_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
                              Y.extent(1));
+  // Sizes before memory relations: a deterministic sort that cannot fit is refused first.
+  if (opts.deterministic)
+    Impl::check_count_sketch_buckets_workspace<typename ExecSpace::memory_space>(S);
   Impl::check_no_alias("count_sketch", "Y", Y, "A", A);
   const a_t a = Impl::to_internal_input(A);
   const y_t y = Impl::to_internal_output(Y);

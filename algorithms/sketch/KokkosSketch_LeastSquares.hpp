@@ -232,12 +232,12 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const AView& A, cons
   const char* f = "sketch_and_solve";
   Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_lsq_args(f, A, b, x);
-  Impl::check_no_alias(f, "x", x, "A", A);
-  Impl::check_no_alias(f, "x", x, "b", b);
   const std::int64_t d = A.extent(1);
   const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
                                                : Impl::default_lsq_rows(opts.sketch, false, d);
   Impl::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, A.extent(0), d, k, false);
+  Impl::check_no_alias(f, "x", x, "A", A);
+  Impl::check_no_alias(f, "x", x, "b", b);
   la_t la(space);
   Impl::SketchedQR<ExecSpace, scalar_t> sq(f, la, A, b, state, opts.sketch, k);
   la.trsm(Impl::Side::left, Impl::Trans::none, sq.R, Impl::as_column(sq.z));
@@ -307,8 +307,6 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& 
   const char* f = "sketch_and_precondition";
   Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_lsq_args(f, A, b, x);
-  Impl::check_no_alias(f, "x", x, "A", A);
-  Impl::check_no_alias(f, "x", x, "b", b);
   KOKKOSSKETCH_THROW_IF(opts.tolerance < 0 || !(opts.tolerance < 1), f, "tolerance = ",
                         opts.tolerance, " must lie in [0, 1)");
   KOKKOSSKETCH_THROW_IF(opts.max_iterations < 0, f, "max_iterations = ", opts.max_iterations,
@@ -317,6 +315,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& 
   const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
                                                : Impl::default_lsq_rows(opts.sketch, true, d);
   Impl::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, n, d, k, true);
+  Impl::check_no_alias(f, "x", x, "A", A);
+  Impl::check_no_alias(f, "x", x, "b", b);
   const double tol =
       opts.tolerance > 0 ? opts.tolerance : 10.0 * double(std::numeric_limits<scalar_t>::epsilon());
   const int max_it = opts.max_iterations > 0 ? opts.max_iterations : 100;
