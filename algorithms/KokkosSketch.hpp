@@ -10,6 +10,7 @@
 
 #include <KokkosSketch_Config.hpp>
 
+#include <KokkosSketch_Convolve.hpp>
 #include <KokkosSketch_CountSketch.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketch.hpp>

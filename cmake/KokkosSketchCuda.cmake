@@ -102,6 +102,13 @@ if(NOT CMAKE_VERSION VERSION_LESS 3.25 AND
   set_target_properties(kokkossketch_cuda_kernels PROPERTIES
                         CUDA_ARCHITECTURES "${_ks_cuda_archs}")
 endif()
+# Sanitizer builds (docs/DevNotes.md, "GPU testing"): barriers that compute-sanitizer's
+# racecheck can follow in the warp-specialized Hopper SHGEMM kernel (slower; never for speed).
+option(KokkosSketch_CUDA_RACECHECK_SYNC
+       "Racecheck build: named barriers in the Hopper SHGEMM pipeline (debug only)" OFF)
+if(KokkosSketch_CUDA_RACECHECK_SYNC)
+  target_compile_definitions(kokkossketch_cuda_kernels PRIVATE KOKKOSSKETCH_SHGEMM_RACECHECK_SYNC)
+endif()
 target_link_libraries(kokkossketch INTERFACE kokkossketch_cuda_kernels)
 install(TARGETS kokkossketch_cuda_kernels EXPORT KokkosSketchTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

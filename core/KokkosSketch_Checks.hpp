@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Checks.hpp
 /// \brief The argument checks every topic shares: View rank, constness and accessibility
-/// (compile time), CRS-matrix detection, the extents of Y = S A, and the finiteness of a
-/// result (run time). Topics include this header, never another topic's, for their checks.
+/// (compile time), CRS-matrix detection and validation (a device reduction), the extents of
+/// Y = S A, aliasing of outputs and inputs, and the finiteness of a result (run time).
+/// Topics include this header, never another topic's, for their checks.
 #ifndef KOKKOSSKETCH_CHECKS_HPP
 #define KOKKOSSKETCH_CHECKS_HPP
 
@@ -11,7 +12,10 @@
 
 #include <KokkosSparse_CrsMatrix.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <type_traits>
 
 namespace KokkosSketch {
@@ -63,6 +67,188 @@ constexpr void static_check_crs() {
                 "cannot access");
 }
 
+// ---------------------------------------------------------------------------------------
+// CSR validation: the structure of a KokkosSparse::CrsMatrix, checked on the device in one
+// pass (a reduction) before a kernel trusts it. Used by every entry point that takes a
+// CrsMatrix (count_sketch, gaussian_sketch) and meant for the CRS inputs of later families
+// (the graphs of MAD, the interaction matrix of ALS).
+
+/// \brief What crs_structure_check found: how many positions of the row map and of the
+/// column indices are bad, and the first of each (-1 when there is none).
+struct CrsCheck {
+  /// Positions i of row_map that break the structure: i = 0 with row_map(0) != 0, i > 0 with
+  /// row_map(i) < row_map(i - 1), or i = numRows with row_map(numRows) != nnz.
+  std::int64_t bad_offsets = 0;
+  /// The first such position, -1 if none.
+  std::int64_t first_bad_offset = -1;
+  /// Column indices k in [0, nnz) with entries(k) outside [0, numCols).
+  std::int64_t bad_columns = 0;
+  /// The first such k, -1 if none.
+  std::int64_t first_bad_column = -1;
+  /// True when the matrix passed every check.
+  bool ok() const { return bad_offsets == 0 && bad_columns == 0; }
+};
+
+/// The reduction of crs_structure_check: thread t checks entries(t) (t < nnz) and
+/// row_map(t) against row_map(t - 1) (t < row_map.extent(0)), so both arrays are read
+/// once, coalesced, and no read goes through a row_map value (a bad row map cannot send a
+/// read out of bounds).
+template <class RowMap, class Entries>
+struct CrsCheckReduce {
+  struct value_type {
+    std::int64_t bad_offsets, first_offset, bad_columns, first_column;
+  };
+  static constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+  RowMap row_map;
+  Entries entries;
+  std::int64_t n_offsets;  // row_map.extent(0) (numRows + 1, or 0 for an empty matrix)
+  std::int64_t n_rows, n_cols, nnz;
+
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {
+    v.bad_offsets = 0;
+    v.first_offset = none;
+    v.bad_columns = 0;
+    v.first_column = none;
+  }
+  KOKKOS_INLINE_FUNCTION void join(KOKKOSSKETCH_JOIN_VOLATILE value_type& dst,
+                                   const KOKKOSSKETCH_JOIN_VOLATILE value_type& src) const {
+    dst.bad_offsets += src.bad_offsets;
+    dst.bad_columns += src.bad_columns;
+    if (src.first_offset < dst.first_offset) dst.first_offset = src.first_offset;
+    if (src.first_column < dst.first_column) dst.first_column = src.first_column;
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t, value_type& v) const {
+    if (t < nnz) {
+      const std::int64_t c = std::int64_t(entries(t));
+      if (c < 0 || c >= n_cols) {
+        ++v.bad_columns;
+        if (t < v.first_column) v.first_column = t;
+      }
+    }
+    if (t < n_offsets) {
+      const std::int64_t o = std::int64_t(row_map(t));
+      bool bad = t == 0 ? o != 0 : o < std::int64_t(row_map(t - 1));
+      if (t == n_rows) bad = bad || o != nnz;
+      if (bad) {
+        ++v.bad_offsets;
+        if (t < v.first_offset) v.first_offset = t;
+      }
+    }
+  }
+};
+
+/// \brief One rank-1 View re-typed as an unmanaged View of the same layout and device.
+template <class View>
+using crs_array_t = Kokkos::View<typename View::const_data_type, typename View::array_layout,
+                                 typename View::device_type,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// \brief The structure of a CSR matrix checked on `space` in one pass: row_map(0) = 0,
+/// row_map non-decreasing, row_map(n_rows) = nnz = entries.extent(0), every column index in
+/// [0, n_cols). The caller has checked row_map.extent(0) (n_rows + 1, or 0 when n_rows = 0).
+///
+/// Cost: one parallel_reduce over max(nnz, n_rows + 1) indices, reading each column index
+/// and each row offset once; the result is a host value, so the call waits for `space`
+/// (a fence on the instance).
+/// \return the counts and first positions of the problems found (CrsCheck)
+template <class ExecSpace, class RowMap, class Entries>
+CrsCheck crs_structure_check(const ExecSpace& space, const RowMap& row_map,
+                             const Entries& entries, std::int64_t n_rows, std::int64_t n_cols) {
+  using rm_t = crs_array_t<RowMap>;
+  using en_t = crs_array_t<Entries>;
+  using functor_t = CrsCheckReduce<rm_t, en_t>;
+  const std::int64_t nnz = std::int64_t(entries.extent(0));
+  const std::int64_t n_offsets = std::int64_t(row_map.extent(0));
+  const functor_t fn{rm_t(row_map), en_t(entries), n_offsets, n_rows, n_cols, nnz};
+  typename functor_t::value_type v;
+  const std::int64_t len = nnz > n_offsets ? nnz : n_offsets;
+  Kokkos::parallel_reduce("KokkosSketch::validate_crs",
+                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+                              space, 0, len),
+                          fn, v);
+  CrsCheck r;
+  r.bad_offsets = v.bad_offsets;
+  r.first_bad_offset = v.bad_offsets != 0 ? v.first_offset : -1;
+  r.bad_columns = v.bad_columns;
+  r.first_bad_column = v.bad_columns != 0 ? v.first_column : -1;
+  return r;
+}
+
+/// \brief Entry i of a rank-1 View, copied to the host on `space` (waits for it). For error
+/// messages only.
+template <class ExecSpace, class View>
+std::int64_t read_entry_to_host(const ExecSpace& space, const View& v, std::int64_t i) {
+  Kokkos::View<typename View::non_const_value_type, Kokkos::HostSpace> h(
+      "KokkosSketch::read_entry");
+  Kokkos::deep_copy(space, h, Kokkos::subview(v, i));
+  space.fence();
+  return std::int64_t(h());
+}
+
+/// \brief Validates the CSR structure of a KokkosSparse::CrsMatrix before a kernel reads it,
+/// and throws an Error naming the first problem.
+///
+/// Host checks first: row_map.extent(0) = numRows() + 1 (0 allowed when numRows() = 0) and
+/// values.extent(0) = nnz = graph.entries.extent(0). Then crs_structure_check on `space`:
+/// row_map(0) = 0, row_map non-decreasing, row_map(numRows()) = nnz, every column index in
+/// [0, numCols()). The reads are guarded so that an invalid matrix is never read out of
+/// bounds. Fences: the verdict is a host value, so the call waits for the instance; entry
+/// points call it before their kernel, and an option turns it off (CountSketchOptions,
+/// ProjectOptions: `validate_crs`).
+///
+/// Cost: one pass over the row map and the column indices (4 to 8 bytes per nonzero and 4 to
+/// 8 per row, read once), a reduction of four integers, and the fence.
+/// \param [in] f the public function's name, for the error
+/// \param [in] space instance the check runs on
+/// \param [in] A the matrix
+/// \param [in] name the matrix as the user knows it ("A"), for the error
+/// \throws Error naming f, the array, the position and its value
+template <class ExecSpace, class CrsMatrix>
+void validate_crs(const char* f, const ExecSpace& space, const CrsMatrix& A,
+                  const char* name = "A") {
+  static_check_crs<ExecSpace, CrsMatrix>();
+  const std::int64_t n_rows = std::int64_t(A.numRows()), n_cols = std::int64_t(A.numCols());
+  const auto& row_map = A.graph.row_map;
+  const auto& entries = A.graph.entries;
+  const std::int64_t n_offsets = std::int64_t(row_map.extent(0));
+  const std::int64_t nnz = std::int64_t(entries.extent(0));
+  KOKKOSSKETCH_THROW_IF(n_offsets != n_rows + 1 && !(n_rows == 0 && n_offsets == 0), f, name,
+                        ".graph.row_map has ", n_offsets, " entries but ", name,
+                        ".numRows() + 1 = ", n_rows + 1, " (invalid CSR row map)");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(A.values.extent(0)) != nnz, f, name, ".values has ",
+                        A.values.extent(0), " entries but ", name, ".graph.entries has ", nnz,
+                        " (invalid CSR matrix: one value per column index)");
+  if (n_offsets == 0 && nnz == 0) return;
+  const CrsCheck c = crs_structure_check(space, row_map, entries, n_rows, n_cols);
+  if (c.ok()) return;
+  if (c.bad_offsets != 0) {
+    const std::int64_t i = c.first_bad_offset;
+    const std::int64_t oi = read_entry_to_host(space, row_map, i);
+    const std::string more =
+        c.bad_offsets > 1 ? concat(" (", c.bad_offsets, " bad row map positions in all)")
+                          : std::string();
+    KOKKOSSKETCH_THROW_IF(i == 0 && oi != 0, f, name, ".graph.row_map(0) = ", oi,
+                          " must be 0 (invalid CSR row map)", more);
+    if (i > 0) {
+      const std::int64_t prev = read_entry_to_host(space, row_map, i - 1);
+      KOKKOSSKETCH_THROW_IF(oi < prev, f, name, ".graph.row_map is not non-decreasing: row_map(",
+                            i, ") = ", oi, " < row_map(", i - 1, ") = ", prev,
+                            " (invalid CSR row map)", more);
+    }
+    KOKKOSSKETCH_THROW_IF(true, f, name, ".graph.row_map(numRows = ", n_rows, ") = ", oi,
+                          " but nnz = ", name, ".graph.entries.extent(0) = ", nnz,
+                          " (invalid CSR row map: its last entry must equal the entry count)",
+                          more);
+  }
+  const std::int64_t k = c.first_bad_column;
+  const std::int64_t col = read_entry_to_host(space, entries, k);
+  KOKKOSSKETCH_THROW_IF(true, f, name, ".graph.entries(", k, ") = ", col,
+                        " is outside [0, numCols = ", n_cols, ") (",
+                        c.bad_columns,
+                        c.bad_columns == 1 ? " column index is" : " column indices are",
+                        " out of range)");
+}
+
 /// \brief The extents of Y = S A, for an operator S (rows() x cols()), an n x d matrix A
 /// and a yrows x ycols Y: A not empty, n = S.cols(), Y is S.rows() x d.
 /// \param [in] f the public function's name, for the error
@@ -75,6 +261,141 @@ void check_sketch_extents(const char* f, const Op& S, std::int64_t n, std::int64
                         S.cols(), " (A's row count must equal S.cols())");
   KOKKOSSKETCH_THROW_IF(yrows != S.rows() || ycols != d, f, "Y is ", yrows, " x ", ycols,
                         " but S A is ", S.rows(), " x ", d);
+}
+
+// ---------------------------------------------------------------------------------------
+// Aliasing: an output View must not share memory with an input (or with another output).
+// Kernels read the inputs while writing the outputs, in parallel and in no fixed order, so
+// an overlap gives wrong values silently.
+//
+// Addresses are compared whatever the two memory spaces are: every View argument of an
+// entry point is accessible from its execution space (static_check_view), so both data()
+// pointers are addresses in the one address space that execution space dereferences (the
+// host's virtual memory, or CUDA's unified virtual address space that holds CudaSpace,
+// CudaUVMSpace and CudaHostPinnedSpace alike). Distinct allocations never share an address
+// there, and equal addresses are the same memory.
+
+/// \brief The memory footprint of a View: its first byte, its span in bytes and the element
+/// size, and for rank <= 2 its extents and strides in elements (rank-1 Views as n x 1).
+struct ViewFootprint {
+  std::uintptr_t begin = 0;     ///< address of data()
+  std::uintptr_t bytes = 0;     ///< span() * element size
+  std::uintptr_t elem = 0;      ///< element size in bytes
+  int rank = 0;                 ///< View rank
+  std::int64_t ext[2] = {1, 1};  ///< extents (rank <= 2)
+  std::int64_t str[2] = {0, 0};  ///< strides in elements (rank <= 2)
+};
+
+/// \brief The footprint of View v (see ViewFootprint).
+template <class View>
+ViewFootprint view_footprint(const View& v) {
+  ViewFootprint fp;
+  using T = typename View::value_type;
+  fp.elem = sizeof(T);
+  fp.begin = reinterpret_cast<std::uintptr_t>(v.data());
+  fp.bytes = v.data() == nullptr ? 0 : std::uintptr_t(v.span()) * fp.elem;
+  fp.rank = int(View::rank);
+  if constexpr (int(View::rank) >= 1 && int(View::rank) <= 2) {
+    for (int k = 0; k < int(View::rank); ++k) {
+      fp.ext[k] = std::int64_t(v.extent(k));
+      fp.str[k] = std::int64_t(v.stride(k));
+    }
+  }
+  return fp;
+}
+
+/// Whether two rank <= 2 lattices with the same strides (s0, s1) intersect: A's elements at
+/// offsets i s0 + j s1 (i < a0, j < a1), B's at delta + i s0 + j s1 (i < b0, j < b1).
+/// They meet iff delta = di s0 + dj s1 with -b0 < di < a0 and -b1 < dj < a1; the loop runs
+/// over the shorter of the two ranges (min(a0 + b0, a1 + b1) steps, host integer arithmetic).
+inline bool lattices_meet(std::int64_t delta, const std::int64_t a[2], const std::int64_t b[2],
+                          const std::int64_t s[2]) {
+  // Enumerate dimension e, solve for dimension o.
+  const int e = (a[0] + b[0] <= a[1] + b[1]) ? 0 : 1, o = 1 - e;
+  for (std::int64_t de = -(b[e] - 1); de <= a[e] - 1; ++de) {
+    const std::int64_t r = delta - de * s[e];
+    if (s[o] == 0 || b[o] + a[o] <= 2) {  // dimension o contributes nothing
+      if (r == 0) return true;
+      continue;
+    }
+    if (r % s[o] != 0) continue;
+    const std::int64_t dq = r / s[o];
+    if (dq > -b[o] && dq < a[o]) return true;
+  }
+  return false;
+}
+
+/// \brief Whether two footprints share a byte. Byte ranges first; when they overlap and
+/// both Views have rank <= 2, the same element size and the same strides in every dimension
+/// where both extend (e.g. two column blocks of one LayoutRight matrix, or two columns of
+/// one), the elements themselves are compared, so interleaved but disjoint subviews of one
+/// allocation do not count as overlapping. Otherwise an overlap of the byte ranges counts.
+inline bool footprints_overlap(const ViewFootprint& x, const ViewFootprint& y) {
+  if (x.bytes == 0 || y.bytes == 0) return false;
+  if (x.begin >= y.begin + y.bytes || y.begin >= x.begin + x.bytes) return false;
+  if (x.rank < 1 || x.rank > 2 || y.rank < 1 || y.rank > 2 || x.elem != y.elem) return true;
+  const std::int64_t diff = std::int64_t(y.begin - x.begin);  // wraps to the signed offset
+  if (diff % std::int64_t(x.elem) != 0) return true;
+  const std::int64_t delta = diff / std::int64_t(x.elem);
+  // Place a rank-1 View as a column (n x 1) or a row (1 x n) so that its stride matches.
+  auto place = [](ViewFootprint v, const ViewFootprint& other) {
+    if (v.rank == 1 && other.rank == 2 && v.ext[0] > 1 && other.ext[1] > 1 &&
+        v.str[0] == other.str[1] && (other.ext[0] <= 1 || v.str[0] != other.str[0])) {
+      v.ext[1] = v.ext[0];
+      v.str[1] = v.str[0];
+      v.ext[0] = 1;
+    }
+    return v;
+  };
+  const ViewFootprint a = place(x, y), b = place(y, x);
+  std::int64_t s[2];
+  for (int k = 0; k < 2; ++k) {
+    const bool ua = a.ext[k] > 1, ub = b.ext[k] > 1;
+    if (ua && ub && a.str[k] != b.str[k]) return true;  // different strides: byte ranges decide
+    s[k] = ua ? a.str[k] : (ub ? b.str[k] : 0);
+  }
+  return lattices_meet(delta, a.ext, b.ext, s);
+}
+
+/// \brief Throws if footprint `out` (an output) shares memory with footprint `in`; the
+/// form of check_no_alias for arguments named at run time (Q_1, ..., Q_N).
+/// \param [in] f the public function's name, for the error
+/// \param [in] out_name, in_name the arguments as the user knows them
+/// \param [in] out, in their footprints (view_footprint)
+/// \throws Error naming f and both arguments
+inline void check_no_alias_footprints(const char* f, const std::string& out_name,
+                                      const ViewFootprint& out, const std::string& in_name,
+                                      const ViewFootprint& in) {
+  KOKKOSSKETCH_THROW_IF(footprints_overlap(out, in), f, out_name, " overlaps ", in_name,
+                        " in memory (outputs must not alias inputs or other outputs; write ",
+                        out_name, " to a separate View)");
+}
+
+/// \brief Throws if output View `out` shares memory with View `in` (an input, or another
+/// output). A host-side comparison of addresses: no kernel, no fence.
+/// \param [in] f the public function's name, for the error
+/// \param [in] out_name, in_name the arguments as the user knows them ("Y", "A")
+/// \param [in] out, in the two Views
+/// \throws Error naming f and both arguments
+template <class OutView, class InView>
+void check_no_alias(const char* f, const char* out_name, const OutView& out,
+                    const char* in_name, const InView& in) {
+  check_no_alias_footprints(f, out_name, view_footprint(out), in_name, view_footprint(in));
+}
+
+/// \brief check_no_alias of an output View against the three arrays of a
+/// KokkosSparse::CrsMatrix (values, column indices, row map).
+/// \param [in] f the public function's name, for the error
+/// \param [in] out_name the output as the user knows it ("Y")
+/// \param [in] out the output View
+/// \param [in] A the CSR matrix, named "A" in the error
+/// \throws Error naming f, the output and the array it overlaps
+template <class OutView, class CrsMatrix>
+void check_no_alias_crs(const char* f, const char* out_name, const OutView& out,
+                        const CrsMatrix& A) {
+  check_no_alias(f, out_name, out, "A.values", A.values);
+  check_no_alias(f, out_name, out, "A.graph.entries", A.graph.entries);
+  check_no_alias(f, out_name, out, "A.graph.row_map", A.graph.row_map);
 }
 
 /// \brief Counts non-finite entries of a rank-2 View on `space` and waits for the count.
@@ -98,6 +419,89 @@ void check_finite_result(const char* f, const ExecSpace& space, const YView& Y) 
   const std::int64_t bad = count_nonfinite(space, Y, "KokkosSketch::check_finite");
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of Y are NaN or Inf: A holds NaN/Inf in a "
                         "row that S uses, or the sum overflowed");
+}
+
+// ---------------------------------------------------------------------------------------
+// Enum validation (issue 25): one check for every enum that a public function or plan takes.
+
+/// \brief What check_enum needs to know of a public enum E. Specialized next to each enum's
+/// definition: `name` (the enum's name, for messages) and `values` (the enumerators' names in
+/// the order of their values 0, 1, ...; every public enum is contiguous from 0).
+/// \tparam E a scoped enum of the library
+template <class E>
+struct EnumTraits;
+
+/// \brief Whether `v` is one of E's enumerators (0 <= underlying value < number of names).
+/// \param [in] v the value, possibly out of range (e.g. static_cast<E>(99))
+/// \return true for a valid enumerator
+template <class E>
+constexpr bool is_valid_enum(E v) {
+  const long long i = static_cast<long long>(static_cast<std::underlying_type_t<E>>(v));
+  return i >= 0 && i < static_cast<long long>(sizeof(EnumTraits<E>::values) /
+                                              sizeof(EnumTraits<E>::values[0]));
+}
+
+/// \brief Name of an enumerator of E ("?" when `v` is out of range).
+/// \param [in] v the value
+/// \return the enumerator's name, e.g. "fp16"
+template <class E>
+const char* enum_value_name(E v) {
+  return is_valid_enum(v)
+             ? EnumTraits<E>::values[static_cast<std::size_t>(
+                   static_cast<std::underlying_type_t<E>>(v))]
+             : "?";
+}
+
+/// \brief Throws Error when `v` is not one of E's enumerators, e.g.
+/// `opts.variant = 7 is not a valid ShgemmVariant (valid: ShgemmVariant::automatic = 0,
+/// ShgemmVariant::fp16 = 1, ShgemmVariant::tf32 = 2)`. Host only, no wait.
+/// \param [in] f the public function's name, for the error
+/// \param [in] what the argument or option holding the value, e.g. "opts.variant"
+/// \param [in] v the value
+template <class E>
+void check_enum(const char* f, const char* what, E v) {
+  if (is_valid_enum(v)) return;
+  using traits = EnumTraits<E>;
+  constexpr std::size_t count = sizeof(traits::values) / sizeof(traits::values[0]);
+  std::string valid;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i != 0) valid += ", ";
+    valid += concat(traits::name, "::", traits::values[i], " = ", i);
+  }
+  KOKKOSSKETCH_THROW_IF(true, f, what, " = ",
+                        static_cast<long long>(static_cast<std::underlying_type_t<E>>(v)),
+                        " is not a valid ", traits::name, " (valid: ", valid, ")");
+}
+
+// ---------------------------------------------------------------------------------------
+// Non-finite inputs (issue 25): the input-side counterpart of check_finite_result.
+
+/// \brief Throws if the rank-2 input `V` holds NaN or Inf: "<count> entries of <name> are NaN
+/// or Inf (<name> is r x c)". Waits for the count on `space` (a host verdict).
+/// \param [in] f the public function's name, for the error
+/// \param [in] space instance the count runs on
+/// \param [in] V the input
+/// \param [in] name the argument's name in the message, e.g. "A"
+template <class ExecSpace, class View>
+void check_finite_input(const char* f, const ExecSpace& space, const View& V, const char* name) {
+  const std::int64_t bad = count_nonfinite(space, V, "KokkosSketch::check_finite_input");
+  KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of ", name, " are NaN or Inf (", name,
+                        " is ", V.extent(0), " x ", V.extent(1), ")");
+}
+
+/// \brief Counts non-finite entries of a rank-1 View on `space` and waits for the count.
+template <class ExecSpace, class View>
+std::int64_t count_nonfinite_vector(const ExecSpace& space, const View& v, const char* label) {
+  std::int64_t bad = 0;
+  Kokkos::parallel_reduce(
+      label,
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
+                                                                       std::int64_t(v.extent(0))),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t & n) {
+        if (!Impl::isfinite(v(i))) ++n;
+      },
+      bad);
+  return bad;
 }
 
 }  // namespace Impl

@@ -56,6 +56,15 @@ void fence(const ExecSpace& space, const std::string& label) {
 #endif
 }
 
+/// Qualifier of the arguments of a custom reduction functor's `join`: Kokkos before 3.7
+/// calls `join(volatile T&, const volatile T&)`; Kokkos 4 deprecates the volatile form.
+/// Write `void join(KOKKOSSKETCH_JOIN_VOLATILE T& dst, const KOKKOSSKETCH_JOIN_VOLATILE T& src)`.
+#if KOKKOS_VERSION >= 30700
+#define KOKKOSSKETCH_JOIN_VOLATILE
+#else
+#define KOKKOSSKETCH_JOIN_VOLATILE volatile
+#endif
+
 /// A host mirror of `v` whose entries are not initialized (the caller overwrites all of
 /// them): no initialization kernel, which would run on a default host instance rather than
 /// on the instance the algorithm was given. `v` itself when it is already in HostSpace.

@@ -26,6 +26,17 @@ enum class DenseEntries {
   uniform      ///< U(-1, 1), 24 random bits
 };
 
+namespace Impl {
+/// \brief Names of DenseEntries for Impl::check_enum.
+template <>
+struct EnumTraits<DenseEntries> {
+  /// The enum's name.
+  static constexpr const char* name = "DenseEntries";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"rademacher", "gaussian", "uniform"};
+};
+}  // namespace Impl
+
 /// \brief A k x D dense random matrix law.
 struct DenseDist {
   std::int64_t n_rows = 0;  ///< k
@@ -59,8 +70,11 @@ class DenseOp : public Impl::SubmatrixExtents<DenseOp> {
   /// \param [in] dist extents, law and scaling
   /// \param [in] state key and base counter; the operator uses counter rows
   ///   [state.counter + 0, state.counter + dist.n_rows) (words 2 and 3)
-  /// \throws Error if dist.n_rows or dist.n_cols is not positive
+  /// \throws Error if dist.n_rows or dist.n_cols is not positive, or dist.entries or
+  ///   dist.scaling is not a valid enumerator
   DenseOp(const DenseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
+    Impl::check_enum("DenseOp", "dist.entries", dist.entries);
+    Impl::check_enum("DenseOp", "dist.scaling", dist.scaling);
     set_full_extents("DenseOp", dist.n_rows, dist.n_cols);
     m_scale = compute_scale();
   }

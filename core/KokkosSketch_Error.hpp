@@ -23,11 +23,27 @@ class Error : public std::runtime_error {
   /// \param [in] file source file of the check (the directory part is dropped)
   /// \param [in] line source line of the check
   Error(const std::string& function, const std::string& what, const char* file, int line)
-      : std::runtime_error(format(function, what, file, line)), m_function(function) {}
+      : std::runtime_error(format(function, what, file, line)),
+        m_function(function),
+        m_message(what),
+        m_file(file),
+        m_line(line) {}
 
   /// \brief Name of the public function that raised the error.
   /// \return the name, without the `KokkosSketch::` prefix
   const std::string& function() const noexcept { return m_function; }
+
+  /// \brief The problem alone, without the function name and the source location.
+  /// \return the `what` argument of the constructor
+  const std::string& message() const noexcept { return m_message; }
+
+  /// \brief Source file of the check, as given to the constructor.
+  /// \return the file name (possibly with directories)
+  const char* file() const noexcept { return m_file.c_str(); }
+
+  /// \brief Source line of the check.
+  /// \return the line number
+  int line() const noexcept { return m_line; }
 
  private:
   static std::string format(const std::string& function, const std::string& what,
@@ -40,6 +56,9 @@ class Error : public std::runtime_error {
     return os.str();
   }
   std::string m_function;
+  std::string m_message;
+  std::string m_file;
+  int m_line;
 };
 
 namespace Impl {

@@ -9,9 +9,11 @@
 
 #include <KokkosSketch_CountSketchOp.hpp>
 #include <KokkosSketch_DenseOp.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketchOp.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_SparseOp.hpp>
 #include <KokkosSketch_Traits.hpp>
@@ -19,6 +21,7 @@
 
 #include <KokkosSparse_CrsMatrix.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -70,6 +73,20 @@ void sparse_fill(const ExecSpace& space, const SparseOp& S, const RowMap& row_ma
       });
 }
 
+/// \brief A lower bound of the nonzeros of a very sparse operator, from its density alone
+/// (nothing is generated): the expected count \f$\mu = k D p\f$ less six standard deviations
+/// \f$\sigma = \sqrt{\mu (1 - p)}\f$ of the Binomial(k D, p) count, so that the true count
+/// falls below it with probability under 1e-9; in double (k D may exceed 2^63).
+/// \param [in] S operator (or submatrix)
+/// \return the bound, >= 0
+inline double sparse_nnz_lower_bound(const SparseOp& S) {
+  const double p = S.density();
+  const double mean = double(S.rows()) * double(S.cols()) * p;
+  const double sigma = std::sqrt(mean * (1.0 - p));
+  const double low = mean - 6.0 * sigma;
+  return low > 0.0 ? low : 0.0;
+}
+
 }  // namespace Impl
 
 /// \brief CSR type returned by materialize(SparseOp): 64-bit column indices and offsets.
@@ -84,19 +101,26 @@ using SparseMatrix = KokkosSparse::CrsMatrix<Scalar, std::int64_t, typename Exec
 /// \param [in] S operator (or submatrix) to write out
 /// \return a rows() x cols() LayoutRight View in ExecSpace's memory space, entry (i, j) =
 ///   scale() * entry(i, j)
-/// \throws Error if k D entries overflow a 64-bit byte count
+/// \throws Error if k D entries overflow a 64-bit byte count or cannot fit the memory space
+///   (checked before allocating), or if the allocation fails
 template <class Scalar = double, class ExecSpace>
 Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> materialize(
-    const ExecSpace& space, const DenseOp& S) {
+    const ExecSpace& space, const DenseOp& S) try {
   Impl::ScopedRegion region("materialize[dense]");
   KOKKOSSKETCH_THROW_IF(S.rows() > std::numeric_limits<std::int64_t>::max() / 8 / S.cols(),
                         "materialize", "a ", S.rows(), " x ", S.cols(),
                         " dense matrix does not fit in memory");
+  Impl::WorkspaceEstimate("materialize")
+      .add("the dense matrix", S.rows(), S.cols(), sizeof(Scalar),
+           Impl::concat("the operator's extents ", S.rows(), " x ", S.cols()))
+      .template check<typename ExecSpace::memory_space>();
   Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> M(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S"),
       S.rows(), S.cols());
   Impl::materialize_dense(space, S, M);
   return M;
+} catch (...) {
+  Impl::rethrow_as_error("materialize");
 }
 
 /// \brief The explicit CSR matrix of a very sparse operator (scaling included). Waits for the
@@ -106,11 +130,30 @@ Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> ma
 /// \param [in] S operator (or submatrix) to write out
 /// \return a rows() x cols() CSR matrix, column indices ascending in each row, values
 ///   +-scale()
+/// \throws Error, before counting, if the nonzeros expected from the density (less six
+///   standard deviations: Impl::sparse_nnz_lower_bound) cannot fit the memory space (a
+///   2^20 x 2^40 operator is refused in microseconds instead of counted for hours); or if
+///   an allocation fails
 template <class Scalar = double, class ExecSpace>
-SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const SparseOp& S) {
+SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const SparseOp& S) try {
   Impl::ScopedRegion region("materialize[sparse]");
   using matrix_t = SparseMatrix<Scalar, ExecSpace>;
   using mem_t = typename ExecSpace::memory_space;
+  {
+    const double nnz_low = Impl::sparse_nnz_lower_bound(S);
+    const std::int64_t nnz_est =
+        nnz_low >= 9.2e18 ? std::numeric_limits<std::int64_t>::max() : std::int64_t(nnz_low);
+    const std::string cause =
+        Impl::concat("the ", S.rows(), " x ", S.cols(), " operator of density ", S.density(),
+                     " (about ", S.density() * double(S.rows()) * double(S.cols()),
+                     " nonzeros expected)");
+    Impl::WorkspaceEstimate("materialize")
+        .add("the CSR column indices and values", nnz_est, 1, sizeof(std::int64_t) + sizeof(Scalar),
+             cause)
+        .add("the CSR row map", S.rows() + 1, 1, sizeof(std::int64_t),
+             Impl::concat("the operator's ", S.rows(), " rows"))
+        .template check<mem_t>();
+  }
   Kokkos::View<std::int64_t*, mem_t> row_map(
       Kokkos::view_alloc(space, "KokkosSketch::materialized_S::row_map"), S.rows() + 1);
   Impl::sparse_row_counts(space, S, Kokkos::subview(row_map, Kokkos::make_pair(std::int64_t(1), S.rows() + 1)));
@@ -130,6 +173,8 @@ SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const Sparse
   Impl::sparse_fill(space, S, row_map, entries, values);
   return matrix_t("KokkosSketch::materialized_S", S.rows(), S.cols(), nnz, values, row_map,
                   entries);
+} catch (...) {
+  Impl::rethrow_as_error("materialize");
 }
 
 /// \brief The explicit p x n matrix of a Gaussian sketch (scaling included): the
@@ -151,10 +196,20 @@ Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecSpace::memory_space> ma
 /// \param [in] space instance the kernels run on
 /// \param [in] S operator (or column block) to write out
 /// \return a rows() x cols() CSR matrix with cols() nonzeros, one per column
+/// \throws Error if the CSR arrays and the bucket sort (about 32 n + 8 p bytes) cannot fit the
+///   memory space (checked before allocating), or if an allocation fails
 template <class Scalar = double, class ExecSpace>
-SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const CountSketchOp& S) {
+SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const CountSketchOp& S) try {
   Impl::ScopedRegion region("materialize[count_sketch]");
   using mem_t = typename ExecSpace::memory_space;
+  Impl::WorkspaceEstimate("materialize")
+      .add("the CSR column indices and values", S.cols(), 1, sizeof(std::int64_t) + sizeof(Scalar),
+           Impl::concat("the operator's ", S.cols(), " columns"))
+      .add("the bucket sort", S.cols(), 2, sizeof(std::uint64_t),
+           Impl::concat("the operator's ", S.cols(), " columns"))
+      .add("the CSR row map", S.rows() + 1, 1, sizeof(std::int64_t),
+           Impl::concat("the operator's ", S.rows(), " rows"))
+      .template check<mem_t>();
   const auto bk = Impl::count_sketch_buckets(space, S);
   Kokkos::View<std::int64_t*, mem_t> entries(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::materialized_S::entries"),
@@ -165,6 +220,8 @@ SparseMatrix<Scalar, ExecSpace> materialize(const ExecSpace& space, const CountS
   Impl::count_sketch_fill_csr(space, bk, entries, values);
   return SparseMatrix<Scalar, ExecSpace>("KokkosSketch::materialized_S", S.rows(), S.cols(),
                                          S.cols(), values, bk.offsets, entries);
+} catch (...) {
+  Impl::rethrow_as_error("materialize");
 }
 
 }  // namespace KokkosSketch

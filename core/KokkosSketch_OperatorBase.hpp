@@ -10,10 +10,12 @@
 #ifndef KOKKOSSKETCH_OPERATORBASE_HPP
 #define KOKKOSSKETCH_OPERATORBASE_HPP
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_RNG.hpp>
 
 #include <cstdint>
+#include <string>
 
 namespace KokkosSketch {
 
@@ -27,18 +29,43 @@ enum class Scaling {
 };
 
 namespace Impl {
+/// \brief Names of Scaling for Impl::check_enum.
+template <>
+struct EnumTraits<Scaling> {
+  /// The enum's name.
+  static constexpr const char* name = "Scaling";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"unscaled", "isometric"};
+};
+
 inline void check_operator_dims(const char* f, std::int64_t rows, std::int64_t cols) {
   KOKKOSSKETCH_THROW_IF(rows <= 0 || cols <= 0, f, "operator extents must be positive, got ",
                         rows, " x ", cols);
 }
+/// \brief The end index `start + count` as text, exact even where the sum overflows int64
+/// (computed in 128 bits where it must be), for messages.
+inline std::string end_index(std::int64_t start, std::int64_t count) {
+  if ((count > 0 && start > INT64_MAX - count) || (count < 0 && start < INT64_MIN - count)) {
+    // Both of one sign: the magnitude fits an unsigned 64-bit sum.
+    const bool neg = start < 0;
+    const unsigned long long a = neg ? 0ull - (unsigned long long)start : (unsigned long long)start;
+    const unsigned long long b = neg ? 0ull - (unsigned long long)count : (unsigned long long)count;
+    return concat(neg ? "-" : "", a + b);
+  }
+  return concat(start + count);
+}
+/// Throws unless [row0, row0 + n_rows) x [col0, col0 + n_cols) is a nonempty range inside a
+/// rows x cols operator. The comparisons cannot overflow (row0 > rows - n_rows with both
+/// extents positive), and the message prints the real end indices (end_index).
 inline void check_submatrix(const char* f, std::int64_t row0, std::int64_t col0,
                             std::int64_t n_rows, std::int64_t n_cols, std::int64_t rows,
                             std::int64_t cols) {
   KOKKOSSKETCH_THROW_IF(row0 < 0 || col0 < 0 || n_rows <= 0 || n_cols <= 0 ||
                             row0 > rows - n_rows || col0 > cols - n_cols,
-                        f, "submatrix [", row0, " : ", row0 + n_rows, ", ", col0, " : ",
-                        col0 + n_cols, ") is empty or outside the ", rows, " x ", cols,
-                        " operator");
+                        f, "submatrix [", row0, " : ", end_index(row0, n_rows), ", ", col0,
+                        " : ", end_index(col0, n_cols), ") (row0 = ", row0, ", col0 = ", col0,
+                        ", n_rows = ", n_rows, ", n_cols = ", n_cols,
+                        ") is empty or outside the ", rows, " x ", cols, " operator");
 }
 /// \brief Extents and offsets shared by the operators: an operator may stand for the
 /// submatrix S[row0 : row0 + rows, col0 : col0 + cols] of its full matrix.

@@ -8,6 +8,7 @@
 #ifndef KOKKOSSKETCH_ORTHONORMALIZE_HPP
 #define KOKKOSSKETCH_ORTHONORMALIZE_HPP
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_DenseLA.hpp>
 
@@ -39,6 +40,17 @@ enum class QRMethod {
   /// Householder like cholesky_qr2 if a factorization still fails.
   shifted_cholesky_qr3
 };
+
+namespace Impl {
+/// \brief Names of QRMethod for Impl::check_enum.
+template <>
+struct EnumTraits<QRMethod> {
+  /// The enum's name.
+  static constexpr const char* name = "QRMethod";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"householder", "cholesky_qr2", "shifted_cholesky_qr3"};
+};
+}  // namespace Impl
 
 /// \brief Name of a QR method.
 /// \param [in] q method

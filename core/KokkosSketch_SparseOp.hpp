@@ -37,9 +37,14 @@ struct SparseDist {
 };
 
 /// \brief p = 1/sqrt(D), the "very sparse" density of Li, Hastie & Church (2006).
-/// \param [in] D number of columns of the operator
-/// \return \f$1/\sqrt{D}\f$
-inline double very_sparse_density(std::int64_t D) { return 1.0 / std::sqrt(double(D)); }
+/// \param [in] D number of columns of the operator, >= 1
+/// \return \f$1/\sqrt{D}\f$, in (0, 1]
+/// \throws Error if D < 1 (1/sqrt(0) would be Inf, a negative D NaN)
+inline double very_sparse_density(std::int64_t D) {
+  KOKKOSSKETCH_THROW_IF(D < 1, "very_sparse_density", "D = ", D,
+                        " must be >= 1 (the number of columns of the operator)");
+  return 1.0 / std::sqrt(double(D));
+}
 /// \brief p = 1/3, Achlioptas' (2003) sparse projection (s = 3).
 /// \return 1/3
 inline constexpr double achlioptas_density() { return 1.0 / 3.0; }
@@ -87,8 +92,10 @@ class SparseOp : public Impl::SubmatrixExtents<SparseOp> {
   /// \param [in] state key and base counter; the operator uses counter rows
   ///   [state.counter + 0, state.counter + dist.n_rows) (words 2 and 3)
   /// \throws Error if an extent is not positive, the density is not in (0, 1], the
-  ///   segment length is not in [1, 2^25], or D needs 2^32 segments or more
+  ///   segment length is not in [1, 2^25], D needs 2^32 segments or more, or dist.scaling
+  ///   is not a valid Scaling
   SparseOp(const SparseDist& dist, const RNGState& state) : m_dist(dist), m_state(state) {
+    Impl::check_enum("SparseOp", "dist.scaling", dist.scaling);
     set_full_extents("SparseOp", dist.n_rows, dist.n_cols);
     const double p = dist.density == 0.0 ? very_sparse_density(dist.n_cols) : dist.density;
     KOKKOSSKETCH_THROW_IF(!(p > 0.0 && p <= 1.0), "SparseOp",

@@ -17,5 +17,8 @@ kokkossketch_build() {
     deps=(-DKokkos_ROOT="$prefix" -DKokkosKernels_ROOT="$prefix")
   fi
   cmake -S "$KS_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=Release "${deps[@]}" "$@"
-  cmake --build "$build" -j "$KS_JOBS"
+  # KS_TARGETS (optional): build only these targets.
+  local targets=()
+  for t in ${KS_TARGETS:-}; do targets+=(--target "$t"); done
+  cmake --build "$build" -j "$KS_JOBS" "${targets[@]}"
 }

@@ -2,8 +2,24 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # README command 2: build and run the whole test suite with ctest (bootstraps dependencies
 # on a fresh Debian 12 machine). Build directory: $KOKKOSSKETCH_BUILD_DIR or build/tests.
+# Then the bad-input suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (<build>-asan): inputs that once crashed must raise an Error with no sanitizer report.
+# KOKKOSSKETCH_SKIP_SANITIZERS=1 skips that second build (so does a CXX of nvcc_wrapper).
 source "$(dirname "$0")/common.sh"
 build="${KOKKOSSKETCH_BUILD_DIR:-$KS_ROOT/build/tests}"
 kokkossketch_build "$build" -DKokkosSketch_ENABLE_TESTS=ON
 export OMP_PROC_BIND="${OMP_PROC_BIND:-false}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-$KS_JOBS}"
 ctest --test-dir "$build" --output-on-failure
+
+# Host compilers only (a CUDA build runs the GPU sanitizers instead: docs/DevNotes.md).
+case "${CXX:-}" in *nvcc_wrapper*) KOKKOSSKETCH_SKIP_SANITIZERS=1 ;; esac
+if [ "${KOKKOSSKETCH_SKIP_SANITIZERS:-0}" != 1 ]; then
+  san="$build-asan"
+  flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+  KS_TARGETS=KokkosSketch_UnitTest_BadInput kokkossketch_build "$san" \
+    -DKokkosSketch_ENABLE_TESTS=ON -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
+  UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
+    "$san/unit_tests/KokkosSketch_UnitTest_BadInput"
+fi

@@ -29,6 +29,17 @@ enum class ProjectionGemm {
   shgemm_fused
 };
 
+namespace Impl {
+/// \brief Names of ProjectionGemm for Impl::check_enum.
+template <>
+struct EnumTraits<ProjectionGemm> {
+  /// The enum's name.
+  static constexpr const char* name = "ProjectionGemm";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"automatic", "sgemm", "shgemm_fp16", "shgemm_tf32", "shgemm_fused"};
+};
+}  // namespace Impl
+
 /// \brief How the SVD of the small factor \f$B = Q^\top A\f$ ((p+s) x n) is computed.
 enum class SmallSvdMethod {
   /// direct when the SVD algorithm (resolved) is SvdAlgorithm::gram_eigen, whose cost hardly
@@ -40,6 +51,17 @@ enum class SmallSvdMethod {
   /// \f$R_2\f$ and \f$V = Q_2 U_{R}\f$: the SVD works on a tiny square matrix.
   qr_then_svd
 };
+
+namespace Impl {
+/// \brief Names of SmallSvdMethod for Impl::check_enum.
+template <>
+struct EnumTraits<SmallSvdMethod> {
+  /// The enum's name.
+  static constexpr const char* name = "SmallSvdMethod";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"automatic", "direct", "qr_then_svd"};
+};
+}  // namespace Impl
 
 /// \brief SVD algorithm for the small factor (B^T, n x k, or R_2, k x k).
 enum class SvdAlgorithm {
@@ -61,6 +83,17 @@ enum class SvdAlgorithm {
   /// data.
   gram_eigen
 };
+
+namespace Impl {
+/// \brief Names of SvdAlgorithm for Impl::check_enum.
+template <>
+struct EnumTraits<SvdAlgorithm> {
+  /// The enum's name.
+  static constexpr const char* name = "SvdAlgorithm";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"automatic", "library", "qr_iteration", "gram_eigen"};
+};
+}  // namespace Impl
 
 /// \brief Name of a projection method.
 /// \param [in] p method

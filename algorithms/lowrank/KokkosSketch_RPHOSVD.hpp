@@ -7,7 +7,9 @@
 #define KOKKOSSKETCH_RPHOSVD_HPP
 
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
 #include <KokkosSketch_LowrankOptions.hpp>
@@ -48,10 +50,11 @@ struct RPHOSVDOptions {
   /// Fence after every step of compute() and record its wall-clock time in RPHOSVDStats
   /// (for breakdowns; adds a few synchronizations).
   bool time_steps = false;
-  /// Count the non-finite entries of every W = A_(i) Omega_(i) and throw Error if there is
-  /// any (NaN/Inf in A, or overflow). Each check waits for the instance (one wait per mode;
-  /// without checks the default CholeskyQR waits once for all modes, Householder once per
-  /// factorization on CUDA).
+  /// Check the projections and the output: count the non-finite entries of every
+  /// W = A_(i) Omega_(i) (NaN/Inf in A, or overflow) and of the core g (an overflow of the
+  /// contraction) and throw Error if there is any. Each check waits for the instance (one
+  /// wait per mode and one for the core; without checks the default CholeskyQR waits once for
+  /// all modes, Householder once per factorization on CUDA).
   bool check_finite = true;
   /// Orthonormalization of the W (QRMethod). Default: shifted CholeskyQR3 in FP64 (three
   /// Cholesky passes, orthonormal to FP64 rounding for condition numbers up to about 1e15:
@@ -171,15 +174,19 @@ class RPHOSVD {
   /// \param [in] ranks target ranks J_1, ..., J_N, 1 <= J_i <= I_i and
   ///   J_i <= prod_{k != i} I_k
   /// \param [in] options projection method, RNG state, finiteness checks
-  /// \throws Error if N is not 3 or 4, the sizes differ, a rank is out of range, or an
-  ///   extent product exceeds the 32-bit integers of BLAS/LAPACK
+  /// \throws Error if N is not 3 or 4, the sizes differ, a rank is out of range, an
+  ///   extent product exceeds the 32-bit integers of BLAS/LAPACK, options.projection or
+  ///   options.qr is not a valid enumerator, the workspaces cannot fit the memory space
+  ///   (checked before allocating), or an allocation fails
   RPHOSVD(const ExecSpace& space, const std::vector<std::int64_t>& extents,
-          const std::vector<std::int64_t>& ranks, const RPHOSVDOptions& options = {})
+          const std::vector<std::int64_t>& ranks, const RPHOSVDOptions& options = {}) try
       : m_space(space),
         m_options(options),
         m_la(space),
         m_ortho(m_la, options.qr, "KokkosSketch::RPHOSVD::") {
     const char* f = "RPHOSVD";
+    Impl::check_enum(f, "options.projection", options.projection);
+    Impl::check_enum(f, "options.qr", options.qr);
     m_dims = Impl::make_dims(f, extents, "extents");
     KOKKOSSKETCH_THROW_IF(ranks.size() != extents.size(), f, "ranks has ", ranks.size(),
                           " entries but extents has ", extents.size());
@@ -198,7 +205,10 @@ class RPHOSVD {
     }
     m_proj = resolve(options.projection);
     m_order = Impl::chain_order(m_dims, m_ranks);
+    check_workspace();
     allocate();
+  } catch (...) {
+    Impl::rethrow_as_error("RPHOSVD");
   }
   RPHOSVD(const RPHOSVD&) = delete;
   RPHOSVD& operator=(const RPHOSVD&) = delete;
@@ -255,16 +265,20 @@ class RPHOSVD {
   /// \param [out] g the core, extents J_1, ..., J_N; overwritten
   /// \param [out] Q the factors Q_1, ..., Q_N, Q_i of extents I_i x J_i with orthonormal
   ///   columns; overwritten
-  /// \throws Error on extents that differ from the plan's, a non-contiguous A, and (with
-  ///   check_finite) NaN/Inf in a projection
+  /// \throws Error on extents that differ from the plan's, a non-contiguous A, an output
+  ///   sharing memory with A or with another output, and (with check_finite) NaN/Inf in a
+  ///   projection or in the core (an overflow; the outputs have then not been written); every
+  ///   failure inside is an Error of `RPHOSVD::compute` that names the step, and with
+  ///   check_finite = false says that A may hold NaN or Inf
   template <class AView, class GView, class... QViews>
-  void compute(const AView& A, const GView& g, const QViews&... Q) {
+  void compute(const AView& A, const GView& g, const QViews&... Q) try {
     Impl::static_check_tensor<ExecSpace, AView, false>();
     static_check_core_and_factors<AView, GView, QViews...>();
     Impl::ScopedRegion region(std::string("RPHOSVD::compute[") + projection_name(m_proj) + "]");
     const char* f = "RPHOSVD::compute";
     check_tensor_args(f, A, g);
     check_factor_args(f, Q...);
+    check_output_aliasing(f, A, g, Q...);
     const float* a = A.data();
     begin_stats();
     Impl::StepTimer<ExecSpace> timer(m_space, m_options.time_steps,
@@ -282,9 +296,16 @@ class RPHOSVD {
     }
     m_omega_ready = m_options.reuse_omega;
     contract_core(a);  // g = A x_1 Q_1^T ... x_N Q_N^T
+    if (m_options.check_finite) check_core(f);
     store_outputs(g, Q...);
     m_stats.seconds_core += timer.lap();
     m_stats.cholesky_fallbacks = m_ortho.cholesky_fallbacks();
+  } catch (...) {
+    Impl::rethrow_as_error("RPHOSVD::compute",
+                           m_options.check_finite
+                               ? std::string()
+                               : std::string("A may hold NaN or Inf: check_finite = false "
+                                             "skipped the check of the projections"));
   }
 
   /// \brief What the last compute() did: the projection method that ran, and with
@@ -310,6 +331,17 @@ class RPHOSVD {
         Impl::count_nonfinite(m_space, factor(k), "KokkosSketch::check_finite");
     KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of W = A_(", k + 1, ") Omega_(", k + 1,
                           ") are NaN or Inf: A holds NaN/Inf, or the projection overflowed");
+  }
+
+  /// (check_finite) Throws if the core holds NaN/Inf: the projections were finite, so the
+  /// contraction overflowed FP32 (waits for the instance).
+  void check_core(const char* f) {
+    const std::int64_t J0 = m_ranks.n[0];
+    const std::int64_t bad = Impl::count_nonfinite(
+        m_space, mat_t(m_core.data(), J0, m_ranks.size() / J0), "KokkosSketch::check_finite");
+    KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of the core g are NaN or Inf: the "
+                          "projections were finite, so the contraction overflowed FP32 (scale "
+                          "A down)");
   }
 
   /// Householder: Q_k = qr(W_k) now. Cholesky-based: the FP64 copy X_k = double(W_k) that
@@ -436,6 +468,22 @@ class RPHOSVD {
                             " x ", m_ranks.n[k]);
   }
 
+  // The outputs g, Q_1, ..., Q_N share no memory with A or with each other.
+  template <class AView, class GView, class... QViews>
+  void check_output_aliasing(const char* f, const AView& A, const GView& g,
+                             const QViews&... Q) const {
+    const std::array<Impl::ViewFootprint, sizeof...(QViews)> q{{Impl::view_footprint(Q)...}};
+    const Impl::ViewFootprint a = Impl::view_footprint(A), c = Impl::view_footprint(g);
+    Impl::check_no_alias_footprints(f, "g", c, "A", a);
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      const std::string qi = "Q_" + std::to_string(i + 1);
+      Impl::check_no_alias_footprints(f, qi, q[i], "A", a);
+      Impl::check_no_alias_footprints(f, qi, q[i], "g", c);
+      for (std::size_t j = 0; j < i; ++j)
+        Impl::check_no_alias_footprints(f, qi, q[i], "Q_" + std::to_string(j + 1), q[j]);
+    }
+  }
+
   /// RNG state of Omega_(k) (k = order() gives the state after the last one).
   RNGState mode_state(int k) const {
     RNGState st = m_options.state;
@@ -461,6 +509,8 @@ class RPHOSVD {
   /// freeing the old buffer waits for the device).
   void grow_permuted();
 
+  /// Refuses (Error) workspaces that cannot fit the memory space, before allocate().
+  void check_workspace() const;
   /// Sizes every workspace (the constructor's, and the only allocation but grow_permuted()).
   void allocate();
 
@@ -500,11 +550,12 @@ namespace KokkosSketch {
 /// \param [in] g core, J_1 x ... x J_N, any layout, float or double
 /// \param [in] Q factors Q_1, ..., Q_N, Q_i of extents I_i x J_i, any layout
 /// \return the relative error (host double)
-/// \throws Error on inconsistent extents, a non-contiguous A, or A = 0
+/// \throws Error on inconsistent extents, a non-contiguous A, A = 0, an FP64 reconstruction
+///   that cannot fit the memory space (checked before allocating), or a failed allocation
 template <class ExecSpace, class AView, class GView, class... QViews,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 double tucker_relative_error(const ExecSpace& space, const AView& A, const GView& g,
-                             const QViews&... Q) {
+                             const QViews&... Q) try {
   Impl::static_check_tensor<ExecSpace, AView, false>();
   constexpr int N = int(AView::rank);
   Impl::static_check_view<ExecSpace, GView, N, false>();
@@ -528,7 +579,15 @@ double tucker_relative_error(const ExecSpace& space, const AView& A, const GView
                           " x ", qc[k], " but A is ", Impl::dims_string(ad), " and g is ",
                           Impl::dims_string(gd));
   }
+  Impl::WorkspaceEstimate("tucker_relative_error")
+      .add("the FP64 reconstruction of A", ad.size(), 1, sizeof(double),
+           Impl::concat("A of ", Impl::dims_string(ad)))
+      .add("the FP64 core", gd.size(), 1, sizeof(double),
+           Impl::concat("g of ", Impl::dims_string(gd)))
+      .template check<typename ExecSpace::memory_space>();
   return Impl::tucker_relative_error_impl(space, A, g, ad, gd, qr, qc, Q...);
+} catch (...) {
+  Impl::rethrow_as_error("tucker_relative_error");
 }
 
 /// \brief tucker_relative_error on the default instance of A's execution space.

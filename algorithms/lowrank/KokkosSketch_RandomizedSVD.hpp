@@ -8,7 +8,9 @@
 #define KOKKOSSKETCH_RANDOMIZEDSVD_HPP
 
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
 #include <KokkosSketch_LowrankOptions.hpp>
@@ -50,8 +52,11 @@ struct RandomizedSVDOptions {
   SvdAlgorithm svd_algorithm = SvdAlgorithm::automatic;
   /// RNG state of \f$\Omega\f$.
   RNGState state{};
-  /// Count the NaN/Inf entries of A before the projection and throw Error if there is any:
-  /// one read of A (m n entries) and a host read of the count (waits for the instance).
+  /// Check inputs and outputs: count the NaN/Inf entries of A before the projection, of the
+  /// projection \f$Y = A\,\Omega\f$ after it (a finite A whose entries or norm approach
+  /// the Scalar's range can overflow there), and of U, S and V at the end, and throw Error if
+  /// there is any. One read of A (m n entries), of Y (m k) and of the outputs ((m + n + 1) p),
+  /// each count read on the host (three waits for the instance).
   bool check_finite = true;
   /// Fence after every step of compute() and record its wall-clock time in
   /// RandomizedSVDStats (for breakdowns; adds a few synchronizations).
@@ -131,11 +136,12 @@ struct RandomizedSVDStats {
 /// \param [in] S p View
 /// \param [in] V n x p View
 /// \return the relative Frobenius error (NaN when ||A||_F = 0)
-/// \throws Error on mismatched extents
+/// \throws Error on mismatched extents, FP64 temporaries that cannot fit the memory space
+///   (checked before allocating), or a failed allocation
 template <class ExecSpace, class AView, class UView, class SView, class VView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 double low_rank_relative_error(const ExecSpace& space, const AView& A, const UView& U,
-                               const SView& S, const VView& V) {
+                               const SView& S, const VView& V) try {
   Impl::static_check_view<ExecSpace, AView, 2, false>();
   Impl::static_check_view<ExecSpace, UView, 2, false>();
   Impl::static_check_view<ExecSpace, SView, 1, false>();
@@ -148,7 +154,14 @@ double low_rank_relative_error(const ExecSpace& space, const AView& A, const UVi
                         f, "A is ", m, " x ", n, ", S has ", p, " values, but U is ",
                         U.extent(0), " x ", U.extent(1), " and V ", V.extent(0), " x ",
                         V.extent(1));
+  Impl::WorkspaceEstimate(f)
+      .add("the FP64 residual", m, n, sizeof(double), Impl::concat("A of ", m, " x ", n))
+      .add("the FP64 factors", m + n, p, sizeof(double),
+           Impl::concat("U, V of ", m, " x ", p, " and ", n, " x ", p))
+      .template check<typename ExecSpace::memory_space>();
   return Impl::low_rank_relative_error_impl(space, A, U, S, V);
+} catch (...) {
+  Impl::rethrow_as_error("low_rank_relative_error");
 }
 
 /// \brief low_rank_relative_error on the default instance of A's execution space.
@@ -209,10 +222,12 @@ class RandomizedSVD {
   /// \param [in] n columns of A, >= 1
   /// \param [in] opts rank, oversampling, power iterations, methods, RNG state
   /// \throws Error if rank < 1, oversampling < 0, rank + oversampling > min(m, n), power
-  ///   iterations < 0, an extent exceeds 32-bit integers (LAPACK), or an SHGEMM projection is
-  ///   asked for with Scalar = double
+  ///   iterations < 0, an extent exceeds 32-bit integers (LAPACK), an SHGEMM projection is
+  ///   asked for with Scalar = double, an enum option is not a valid enumerator, the
+  ///   workspaces cannot fit the memory space (checked before allocating), or an allocation
+  ///   fails
   RandomizedSVD(const ExecSpace& space, std::int64_t m, std::int64_t n,
-                const RandomizedSVDOptions& opts)
+                const RandomizedSVDOptions& opts) try
       : m_space(space),
         m_m(m),
         m_n(n),
@@ -220,6 +235,10 @@ class RandomizedSVD {
         m_la(space),
         m_ortho(m_la, opts.qr, "KokkosSketch::RandomizedSVD::") {
     const char* f = "RandomizedSVD";
+    Impl::check_enum(f, "opts.projection", opts.projection);
+    Impl::check_enum(f, "opts.qr", opts.qr);
+    Impl::check_enum(f, "opts.small_svd", opts.small_svd);
+    Impl::check_enum(f, "opts.svd_algorithm", opts.svd_algorithm);
     KOKKOSSKETCH_THROW_IF(m < 1 || n < 1, f, "A is ", m, " x ", n, "; it must not be empty");
     KOKKOSSKETCH_THROW_IF(opts.rank < 1, f, "rank = ", opts.rank, " must be >= 1");
     KOKKOSSKETCH_THROW_IF(opts.oversampling < 0, f, "oversampling = ", opts.oversampling,
@@ -246,8 +265,11 @@ class RandomizedSVD {
     m_stats.projection = m_proj;
     m_stats.svd_algorithm = m_svd;
     m_stats.small_svd = m_small;
+    check_workspace();
     allocate();
     make_omega();
+  } catch (...) {
+    Impl::rethrow_as_error("RandomizedSVD");
   }
   RandomizedSVD(const RandomizedSVD&) = delete;
   RandomizedSVD& operator=(const RandomizedSVD&) = delete;
@@ -257,9 +279,13 @@ class RandomizedSVD {
   /// \param [out] U m x p LayoutLeft View of Scalar: orthonormal columns
   /// \param [out] S p View of Scalar: singular values, descending
   /// \param [out] V n x p LayoutLeft View of Scalar: orthonormal columns
-  /// \throws Error on extents other than the plan's, or (check_finite) NaN/Inf in A
+  /// \throws Error on extents other than the plan's, an output sharing memory with A or
+  ///   with another output, or (check_finite) NaN/Inf in A, or an overflow to Inf in the
+  ///   projection or the outputs (then U, S, V may have been written); every failure inside
+  ///   (a factorization that does not converge, ...) is an Error of `RandomizedSVD::compute`
+  ///   that names the step, and with check_finite = false says that A may hold NaN or Inf
   template <class AView, class UView, class SView, class VView>
-  void compute(const AView& A, const UView& U, const SView& S, const VView& V) {
+  void compute(const AView& A, const UView& U, const SView& S, const VView& V) try {
     Impl::static_check_view<ExecSpace, AView, 2, false>();
     Impl::static_check_view<ExecSpace, UView, 2, true>();
     Impl::static_check_view<ExecSpace, SView, 1, true>();
@@ -282,6 +308,7 @@ class RandomizedSVD {
                                      "KokkosSketch::RandomizedSVD::timer");
     const auto Y = mat(m_Y, m_m, m_k), Z = mat(m_Z, m_n, m_k);
     project(A, Y);  // Y = A Omega
+    if (m_opts.check_finite) check_finite_step(Y, "the projection Y = A Omega");
     m_stats.seconds_projection = timer.lap();
     orthonormalize_range(Y);  // Q = orth(Y), in Y
     m_stats.seconds_orthonormalize = timer.lap();
@@ -292,8 +319,15 @@ class RandomizedSVD {
     small_svd(Z);  // B^T = Ub S VT (direct) or B^T = Q2 R2, R2 = Ur S VT
     m_stats.seconds_small_svd = timer.lap();
     assemble(Y, Z, U, S, V);  // U = Q VT^T, V = Ub or Q2 Ur, the leading p triples
+    if (m_opts.check_finite) check_finite_outputs(U, S, V);
     m_stats.seconds_assemble = timer.lap();
     end_stats();
+  } catch (...) {
+    Impl::rethrow_as_error("RandomizedSVD::compute",
+                           m_opts.check_finite
+                               ? std::string()
+                               : std::string("A may hold NaN or Inf: check_finite = false "
+                                             "skipped the check of A"));
   }
 
   /// \brief \f$\|A - U\,\mathrm{diag}(S)\,V^\top\|_F / \|A\|_F\f$ in FP64 on the plan's
@@ -363,6 +397,8 @@ class RandomizedSVD {
     return B(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)),
              n > 0 ? n : 1);
   }
+  /// Refuses (Error) workspaces that cannot fit the memory space, before allocate().
+  void check_workspace() const;
   /// Sizes every workspace (in the constructor).
   void allocate();
   /// Materializes Omega for the sgemm and materialized SHGEMM projections.
@@ -388,12 +424,39 @@ class RandomizedSVD {
                         " entries, needs rank = ", p);
   KOKKOSSKETCH_THROW_IF(std::int64_t(V.extent(0)) != m_n || std::int64_t(V.extent(1)) != p, f,
                         "V is ", V.extent(0), " x ", V.extent(1), ", needs ", m_n, " x ", p);
+  Impl::check_no_alias(f, "U", U, "A", A);
+  Impl::check_no_alias(f, "S", S, "A", A);
+  Impl::check_no_alias(f, "V", V, "A", A);
+  Impl::check_no_alias(f, "U", U, "S", S);
+  Impl::check_no_alias(f, "U", U, "V", V);
+  Impl::check_no_alias(f, "S", S, "V", V);
   if (m_opts.check_finite) {
     const std::int64_t bad =
         Impl::count_nonfinite(m_space, A, "KokkosSketch::RandomizedSVD::check_finite");
     KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of A are NaN or Inf (A is ", m_m, " x ",
                           m_n, ")");
   }
+  }
+
+  /// (check_finite) Throws if an intermediate matrix of a finite A holds NaN/Inf: overflow.
+  void check_finite_step(const umat_t& M, const char* what) const {
+    const std::int64_t bad =
+        Impl::count_nonfinite(m_space, M, "KokkosSketch::RandomizedSVD::check_finite");
+    KOKKOSSKETCH_THROW_IF(bad != 0, "RandomizedSVD::compute", bad, " entries of ", what,
+                          " are NaN or Inf: A is finite, so it overflowed the Scalar's range "
+                          "(scale A down)");
+  }
+
+  /// (check_finite) Throws if U, S or V holds NaN/Inf (an overflow of a finite A).
+  template <class UView, class SView, class VView>
+  void check_finite_outputs(const UView& U, const SView& S, const VView& V) const {
+    const char* label = "KokkosSketch::RandomizedSVD::check_finite";
+    const std::int64_t bad = Impl::count_nonfinite(m_space, U, label) +
+                             Impl::count_nonfinite_vector(m_space, S, label) +
+                             Impl::count_nonfinite(m_space, V, label);
+    KOKKOSSKETCH_THROW_IF(bad != 0, "RandomizedSVD::compute", bad,
+                          " entries of U, S and V are NaN or Inf: A is finite, so the "
+                          "computation overflowed the Scalar's range (scale A down)");
   }
 
   void begin_stats() {

@@ -14,11 +14,14 @@
 /// absolute, at most about 2^-39 max_l |A(i, l)| per unit of |b| (instead of 2^-22 |a|).
 /// The partial sums cannot overflow either (|sigma_i a| < 2^15, |b| <= 65504): C gets Inf
 /// only where the exact product overflows FP32. NaN and Inf in A propagate to C
-/// (ShgemmOptions::check_finite reports them before the product). The TF32 variant splits A
+/// (ShgemmOptions::check_finite reports them before the product, and an FP32 overflow of the
+/// product after it). The TF32 variant splits A
 /// unscaled (TF32 has FP32's exponent range) and sums like an FP32 GEMM.
 #ifndef KOKKOSSKETCH_SHGEMM_HPP
 #define KOKKOSSKETCH_SHGEMM_HPP
 
+#include <KokkosSketch_Checks.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
@@ -43,13 +46,26 @@ enum class ShgemmVariant {
   tf32
 };
 
+namespace Impl {
+/// \brief Names of ShgemmVariant for Impl::check_enum.
+template <>
+struct EnumTraits<ShgemmVariant> {
+  /// The enum's name.
+  static constexpr const char* name = "ShgemmVariant";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"automatic", "fp16", "tf32"};
+};
+}  // namespace Impl
+
 /// \brief Options of shgemm().
 struct ShgemmOptions {
   /// Which split; `automatic` selects ShgemmVariant::fp16.
   ShgemmVariant variant = ShgemmVariant::automatic;
-  /// Before the product, count NaN and Inf entries of A (and of B when it is a View) and
-  /// throw KokkosSketch::Error if there are any. The count is read on the host, so this waits
-  /// for the instance (a fence); leave it false for a fully asynchronous call.
+  /// Check inputs and output: before the product, count NaN and Inf entries of A (and of B
+  /// when it is a View) and throw KokkosSketch::Error if there are any; after it, count
+  /// those of C and throw if there are any (finite A and B whose product overflows FP32 give
+  /// Inf in C). The counts are read on the host, so this waits for the instance (two
+  /// fences) and reads A, B and C once more; leave it false for a fully asynchronous call.
   bool check_finite = false;
 };
 
@@ -100,6 +116,16 @@ std::int64_t count_nonfinite_fp16(const ExecSpace& space, const View& V) {
   return bad;
 }
 
+/// (check_finite) Throws if C holds NaN/Inf after the product of finite A and B: the
+/// product overflowed FP32. Waits for the instance.
+template <class ExecSpace, class CView>
+void check_shgemm_finite_c(const ExecSpace& space, const CView& C) {
+  const std::int64_t bad = count_nonfinite(space, C, "KokkosSketch::shgemm[check_finite:C]");
+  KOKKOSSKETCH_THROW_IF(bad != 0, "shgemm", bad, " entries of C are NaN or Inf (C is ",
+                        C.extent(0), " x ", C.extent(1),
+                        "): A and B are finite, so the product overflowed FP32 (|C| > 3.4e38)");
+}
+
 template <class ExecSpace, class AView>
 void check_shgemm_finite_a(const ExecSpace& space, const AView& A) {
   const std::int64_t bad = count_nonfinite(space, A, "KokkosSketch::shgemm[check_finite:A]");
@@ -130,10 +156,13 @@ inline ShgemmVariant resolve_shgemm_variant(ShgemmVariant v) {
 ///   `opts.check_finite`)
 /// \param [in] A m x k View of float, any layout
 /// \param [in] B k x n View of KokkosSketch::fp16, any layout
-/// \param [out] C m x n View of float, any layout; overwritten
+/// \param [out] C m x n View of float, any layout; overwritten; must not share memory with
+///   A or B
 /// \param [in] opts variant and finiteness check, see ShgemmOptions
 /// \throws Error if A.extent(1) != B.extent(0), C is not m x n, k = 0, an extent exceeds
-///   2^31 - 1, or (with check_finite) A or B holds NaN/Inf. m = 0 or n = 0 does nothing.
+///   2^31 - 1, opts.variant is not a valid ShgemmVariant, C overlaps A or B in memory, or
+///   (with check_finite) A or B holds NaN/Inf or the product overflows FP32 (Inf in C; C has
+///   been written). m = 0 or n = 0 does nothing.
 ///
 /// Cost: 4 m n k flops (two products); in the generic kernel each entry of A is split once
 /// per block of 128 (host) or 64 (device) columns of C and each entry of B converted once per
@@ -144,15 +173,18 @@ template <
     std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value && Kokkos::is_view<BView>::value,
                      int> = 0>
 void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView& C,
-            const ShgemmOptions& opts = {}) {
+            const ShgemmOptions& opts = {}) try {
   Impl::static_check_shgemm<ExecSpace, AView, CView>();
   Impl::static_check_view<ExecSpace, BView, 2, false>();
   static_assert(std::is_same<typename BView::non_const_value_type, fp16>::value,
                 "KokkosSketch::shgemm: B must hold KokkosSketch::fp16");
   using apply_t = Impl::ShgemmApply<ExecSpace, AView, BView, CView>;
   Impl::ScopedRegion region(std::string("shgemm[") + apply_t::path + "]");
+  Impl::check_enum("shgemm", "opts.variant", opts.variant);
   Impl::check_shgemm_args(A.extent(0), A.extent(1), B.extent(0), B.extent(1), C.extent(0),
                           C.extent(1));
+  Impl::check_no_alias("shgemm", "C", C, "A", A);
+  Impl::check_no_alias("shgemm", "C", C, "B", B);
   if (opts.check_finite) {
     Impl::check_shgemm_finite_a(space, A);
     const std::int64_t bad = Impl::count_nonfinite_fp16(space, B);
@@ -161,6 +193,9 @@ void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView&
   }
   if (C.extent(0) == 0 || C.extent(1) == 0) return;
   apply_t::apply(space, A, B, C, Impl::resolve_shgemm_variant(opts.variant));
+  if (opts.check_finite) Impl::check_shgemm_finite_c(space, C);
+} catch (...) {
+  Impl::rethrow_as_error("shgemm");
 }
 
 /// \brief Fused SHGEMM: \f$C = A\,\Omega\f$ with \f$\Omega\f$ an FP16 Gaussian operator
@@ -173,8 +208,8 @@ void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView&
 ///   `opts.check_finite`)
 /// \param [in] A m x k View of float, any layout
 /// \param [in] B the k x n operator (or a submatrix of one)
-/// \param [out] C m x n View of float, any layout; overwritten
-/// \param [in] opts variant and finiteness check (of A), see ShgemmOptions
+/// \param [out] C m x n View of float, any layout; overwritten; must not share memory with A
+/// \param [in] opts variant and finiteness check (of A and of C), see ShgemmOptions
 /// \throws Error as the overload with a View B
 ///
 /// Cost: as shgemm() with a View B, where converting B becomes generating it: k n / 4 Philox
@@ -183,14 +218,19 @@ void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView&
 template <class ExecSpace, class AView, class CView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void shgemm(const ExecSpace& space, const AView& A, const HalfGaussianOp<fp16>& B, const CView& C,
-            const ShgemmOptions& opts = {}) {
+            const ShgemmOptions& opts = {}) try {
   Impl::static_check_shgemm<ExecSpace, AView, CView>();
   using apply_t = Impl::ShgemmApply<ExecSpace, AView, HalfGaussianOp<fp16>, CView>;
   Impl::ScopedRegion region(std::string("shgemm[") + apply_t::path + "]");
+  Impl::check_enum("shgemm", "opts.variant", opts.variant);
   Impl::check_shgemm_args(A.extent(0), A.extent(1), B.rows(), B.cols(), C.extent(0), C.extent(1));
+  Impl::check_no_alias("shgemm", "C", C, "A", A);
   if (opts.check_finite) Impl::check_shgemm_finite_a(space, A);
   if (C.extent(0) == 0 || C.extent(1) == 0) return;
   apply_t::apply(space, A, B, C, Impl::resolve_shgemm_variant(opts.variant));
+  if (opts.check_finite) Impl::check_shgemm_finite_c(space, C);
+} catch (...) {
+  Impl::rethrow_as_error("shgemm");
 }
 
 /// \brief shgemm on the default instance of A's execution space.

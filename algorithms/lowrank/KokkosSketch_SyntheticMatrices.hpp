@@ -8,7 +8,9 @@
 #define KOKKOSSKETCH_SYNTHETICMATRICES_HPP
 
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_Traits.hpp>
@@ -19,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -124,6 +127,34 @@ inline double relative_eckart_young_error(const std::vector<double>& s, std::int
 }
 
 namespace Impl {
+/// Throws if a value the generator f must store exceeds the largest finite Scalar, e.g.
+/// "s[0] = 1e+39 exceeds the largest finite float (3.40282e+38)"; `name` is printed with an
+/// index when `indexed`.
+template <class Scalar>
+void check_scalar_range(const char* f, const std::vector<double>& v, const char* name,
+                        bool indexed = true) {
+  const double top = double(std::numeric_limits<Scalar>::max());
+  const char* scalar = std::is_same<Scalar, float>::value ? "float" : "double";
+  for (std::size_t i = 0; i < v.size(); ++i)
+    KOKKOSSKETCH_THROW_IF(std::fabs(v[i]) > top, f, name,
+                          indexed ? concat("[", i, "]") : std::string(), " = ", v[i],
+                          " exceeds the largest finite ", scalar, " (", top,
+                          "): the matrix would hold Inf");
+}
+
+/// Counts NaN/Inf in the generated A (waits for the instance) and throws naming f: values
+/// at the edge of the Scalar's range overflowed in the product or its rounding.
+template <class ExecSpace, class AView>
+void check_generated(const char* f, const ExecSpace& space, const AView& A) {
+  const std::int64_t bad = count_nonfinite(space, A, "KokkosSketch::test_matrix::check");
+  KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of the generated A are NaN or Inf: the "
+                        "requested values overflow ",
+                        std::is_same<typename AView::non_const_value_type, float>::value
+                            ? "float"
+                            : "double",
+                        " in the product or its rounding; use smaller values or a double A");
+}
+
 template <class ExecSpace, class AView>
 constexpr void static_check_test_matrix() {
   static_check_view<ExecSpace, AView, 2, true>();
@@ -153,11 +184,16 @@ constexpr void static_check_test_matrix() {
 /// \param [in] s the singular values, min(m, n) of them, any order (finite, >= 0)
 /// \param [out] A m x n View of float or double, any layout; overwritten
 /// \return the first RNG state the generator did not use
-/// \throws Error if A is empty, s has the wrong size, or holds a negative or non-finite value
+/// \throws Error if A is empty, s has the wrong size, holds a negative or non-finite value or
+///   a value above the largest finite value of A's Scalar (e.g. 1e39 for float: every entry
+///   of A is at most max s in magnitude, and the largest reaches it), if A nevertheless
+///   receives NaN/Inf (rounding of values at the very edge of the range; counted at the end),
+///   if the FP64 temporaries (U, V and the product: 8 (m k + n k + m n) bytes) cannot fit the
+///   memory space (checked before allocating), or if an allocation fails
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& state,
-                                     const std::vector<double>& s, const AView& A) {
+                                     const std::vector<double>& s, const AView& A) try {
   Impl::static_check_test_matrix<ExecSpace, AView>();
   Impl::ScopedRegion region("matrix_with_singular_values");
   const char* f = "matrix_with_singular_values";
@@ -168,6 +204,11 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
   for (std::size_t i = 0; i < s.size(); ++i)
     KOKKOSSKETCH_THROW_IF(!(s[i] >= 0.0) || !std::isfinite(s[i]), f, "s[", i, "] = ", s[i],
                           " is negative or not finite");
+  Impl::check_scalar_range<typename AView::non_const_value_type>(f, s, "s");
+  Impl::WorkspaceEstimate(f)
+      .add("the FP64 product U V^T", m, n, sizeof(double), Impl::concat("A of ", m, " x ", n))
+      .add("the FP64 factors U and V", m + n, k, sizeof(double), Impl::concat("A of ", m, " x ", n))
+      .template check<typename ExecSpace::memory_space>();
   Impl::DenseLA<ExecSpace, double> la(space);
   using vec_t = Impl::TMVector<ExecSpace>;
   vec_t sv(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
@@ -190,8 +231,10 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
   auto W = Impl::tm_matrix(space, "KokkosSketch::test_matrix::A", m, n);
   la.gemm("N", "T", 1.0, U, V, 0.0, W);
   Impl::convert_entries(space, W, A);
-  Impl::fence(space, "KokkosSketch::matrix_with_singular_values");  // temporaries are freed here
+  Impl::check_generated(f, space, A);  // waits: the temporaries are freed after it
   return st;
+} catch (...) {
+  Impl::rethrow_as_error("matrix_with_singular_values");
 }
 
 /// \brief A_linear (Ootomo & Yokota 2023, §5.1.1): matrix_with_singular_values with
@@ -207,13 +250,15 @@ RNGState matrix_with_singular_values(const ExecSpace& space, const RNGState& sta
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 SyntheticMatrixResult test_matrix_linear(const ExecSpace& space, const RNGState& state,
-                                         std::int64_t p, double s_p, const AView& A) {
+                                         std::int64_t p, double s_p, const AView& A) try {
   Impl::ScopedRegion region("test_matrix_linear");
   const std::int64_t k = std::int64_t(A.extent(0) < A.extent(1) ? A.extent(0) : A.extent(1));
   SyntheticMatrixResult r;
   r.singular_values = linear_singular_values(k, p, s_p);
   r.next_state = matrix_with_singular_values(space, state, r.singular_values, A);
   return r;
+} catch (...) {
+  Impl::rethrow_as_error("test_matrix_linear");
 }
 
 /// \brief A_exp (Ootomo & Yokota 2023, §5.1.1): matrix_with_singular_values with
@@ -229,13 +274,15 @@ SyntheticMatrixResult test_matrix_linear(const ExecSpace& space, const RNGState&
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 SyntheticMatrixResult test_matrix_exp(const ExecSpace& space, const RNGState& state,
-                                      std::int64_t p, double s_p, const AView& A) {
+                                      std::int64_t p, double s_p, const AView& A) try {
   Impl::ScopedRegion region("test_matrix_exp");
   const std::int64_t k = std::int64_t(A.extent(0) < A.extent(1) ? A.extent(0) : A.extent(1));
   SyntheticMatrixResult r;
   r.singular_values = exp_singular_values(k, p, s_p);
   r.next_state = matrix_with_singular_values(space, state, r.singular_values, A);
   return r;
+} catch (...) {
+  Impl::rethrow_as_error("test_matrix_exp");
 }
 
 /// \brief A_poly (the "type 2" of Ootomo & Yokota 2023, §3.3, used in §5.1.1 with r = 20,
@@ -249,18 +296,24 @@ SyntheticMatrixResult test_matrix_exp(const ExecSpace& space, const RNGState& st
 /// \param [in] alpha tail exponent, > 0
 /// \param [out] A m x n View of float or double, any layout
 /// \return the prescribed singular values and the next RNG state
-/// \throws Error as poly_singular_values and matrix_with_singular_values
+/// \throws Error as poly_singular_values and matrix_with_singular_values; a phi above the
+///   largest finite value of A's Scalar is reported under this function's name
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 SyntheticMatrixResult test_matrix_poly(const ExecSpace& space, const RNGState& state,
                                        std::int64_t r, double phi, double alpha,
-                                       const AView& A) {
+                                       const AView& A) try {
   Impl::ScopedRegion region("test_matrix_poly");
   const std::int64_t k = std::int64_t(A.extent(0) < A.extent(1) ? A.extent(0) : A.extent(1));
+  Impl::check_scalar_range<typename AView::non_const_value_type>("test_matrix_poly",
+                                                                 std::vector<double>{phi}, "phi",
+                                                                 false);
   SyntheticMatrixResult res;
   res.singular_values = poly_singular_values(k, r, phi, alpha);
   res.next_state = matrix_with_singular_values(space, state, res.singular_values, A);
   return res;
+} catch (...) {
+  Impl::rethrow_as_error("test_matrix_poly");
 }
 
 /// \brief Parameters of test_matrix_cauchy.
@@ -307,12 +360,14 @@ struct CauchyOptions {
 ///   opts.orthogonal_iteration
 /// \param [in] opts gamma, half width, whether to apply the orthogonal-iteration step
 /// \return an empty singular_values and the next RNG state
-/// \throws Error if A is empty, not square with orthogonal_iteration, or gamma or half_width
-///   is not positive and finite
+/// \throws Error if A is empty, not square with orthogonal_iteration, gamma or half_width
+///   is not positive and finite, 1/gamma (the largest entry of C) exceeds the largest finite
+///   value of A's Scalar, or A receives NaN/Inf (R Q overflowed the Scalar: its entries grow
+///   like n/gamma; counted at the end)
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 SyntheticMatrixResult test_matrix_cauchy(const ExecSpace& space, const RNGState& state,
-                                         const AView& A, const CauchyOptions& opts = {}) {
+                                         const AView& A, const CauchyOptions& opts = {}) try {
   Impl::static_check_test_matrix<ExecSpace, AView>();
   Impl::ScopedRegion region("test_matrix_cauchy");
   const char* f = "test_matrix_cauchy";
@@ -322,15 +377,25 @@ SyntheticMatrixResult test_matrix_cauchy(const ExecSpace& space, const RNGState&
                         opts.gamma, " must be positive and finite");
   KOKKOSSKETCH_THROW_IF(!(opts.half_width > 0.0) || !std::isfinite(opts.half_width), f,
                         "half_width = ", opts.half_width, " must be positive and finite");
+  Impl::check_scalar_range<typename AView::non_const_value_type>(
+      f, std::vector<double>{1.0 / opts.gamma}, "1/gamma", false);
   KOKKOSSKETCH_THROW_IF(opts.orthogonal_iteration && m != n, f, "A is ", m, " x ", n,
                         "; the orthogonal-iteration step Q^T C Q needs a square matrix (set "
                         "CauchyOptions::orthogonal_iteration = false for the raw C)");
+  {
+    Impl::WorkspaceEstimate ws(f);
+    ws.add("the FP64 Cauchy matrix", m, n, sizeof(double), Impl::concat("A of ", m, " x ", n));
+    if (opts.orthogonal_iteration)
+      ws.add("the FP64 QR and product", 2 * n, n, sizeof(double),
+             Impl::concat("orthogonal_iteration = true with A of ", m, " x ", n));
+    ws.check<typename ExecSpace::memory_space>();
+  }
   auto C = Impl::tm_matrix(space, "KokkosSketch::test_matrix::C", m, n);
   SyntheticMatrixResult r;
   r.next_state = Impl::cauchy_matrix(space, state, opts.half_width, opts.gamma, C);
   if (!opts.orthogonal_iteration) {
     Impl::convert_entries(space, C, A);
-    Impl::fence(space, "KokkosSketch::test_matrix_cauchy");
+    Impl::check_generated(f, space, A);  // waits: C is freed after it
     return r;
   }
   Impl::DenseLA<ExecSpace, double> la(space);
@@ -345,8 +410,10 @@ SyntheticMatrixResult test_matrix_cauchy(const ExecSpace& space, const RNGState&
   auto T = Impl::tm_matrix(space, "KokkosSketch::test_matrix::RQ", n, n);
   la.gemm("N", "N", 1.0, C, W, 0.0, T);
   Impl::convert_entries(space, T, A);
-  Impl::fence(space, "KokkosSketch::test_matrix_cauchy");  // temporaries are freed here
+  Impl::check_generated(f, space, A);  // waits: the temporaries are freed after it
   return r;
+} catch (...) {
+  Impl::rethrow_as_error("test_matrix_cauchy");
 }
 
 /// \brief matrix_with_singular_values on the default instance of A's execution space.

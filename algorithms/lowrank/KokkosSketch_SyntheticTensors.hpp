@@ -6,7 +6,9 @@
 #define KOKKOSSKETCH_SYNTHETICTENSORS_HPP
 
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_RNG.hpp>
@@ -61,12 +63,18 @@ namespace KokkosSketch {
 ///   LayoutStride with column-major strides); its extents are I_1, ..., I_N
 /// \return the first RNG state the generator did not use
 /// \throws Error if ranks has the wrong size, a rank or the padding is out of range, A is
-///   empty or not contiguous
+///   empty or not contiguous, the work buffers cannot fit the memory space (checked before
+///   allocating), or an allocation fails
+///
+/// Range: A cannot overflow float. |G| < 1 and every entry of Omega_(i) sums J_i - p
+/// products of entries in (-1, 1), so |A| <= prod_i J_i (J_i - p) < (prod_i J_i)^2, and
+/// prod_i J_i <= 2^59 (checked), so |A| < 2^118 < FLT_MAX (about 2^128): there are no
+/// user-given values to refuse.
 template <class ExecSpace, class AView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 RNGState tucker_test_tensor(const ExecSpace& space, const RNGState& state,
                             const std::vector<std::int64_t>& ranks, std::int64_t padding,
-                            const AView& A) {
+                            const AView& A) try {
   Impl::static_check_tensor<ExecSpace, AView, true>();
   Impl::ScopedRegion region("tucker_test_tensor");
   const char* f = "tucker_test_tensor";
@@ -90,6 +98,18 @@ RNGState tucker_test_tensor(const ExecSpace& space, const RNGState& state,
   using mem_t = typename ExecSpace::memory_space;
   using buf_t = Kokkos::View<float*, mem_t>;
   using mat_t = Impl::UMatrix<ExecSpace, float>;
+  {
+    const std::string shape = Impl::concat("ranks ", Impl::dims_string(in), " and A of ",
+                                           Impl::dims_string(out));
+    const Impl::ChainSizes cs0 =
+        Impl::chain_sizes_for<ExecSpace>(in, out, std::array<int, 4>{{0, 1, 2, 3}});
+    Impl::WorkspaceEstimate ws(f);
+    ws.add("the core G", in.size(), 1, sizeof(float), shape)
+        .add("the work buffers", cs0.intermediate, 2, sizeof(float), shape);
+    for (int l = 0; l < N; ++l)
+      ws.add(Impl::concat("Omega_(", l + 1, ")"), in.n[l], out.n[l], sizeof(float), shape);
+    ws.check<mem_t>();
+  }
   auto alloc = [&](const char* label, std::int64_t n) {
     return buf_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)),
                  n > 0 ? n : 0);
@@ -133,6 +153,8 @@ RNGState tucker_test_tensor(const ExecSpace& space, const RNGState& state,
   Impl::mode_chain(la, G.data(), in, M, true, out, order, b0.data(), b1.data(), A.data(),
                    scratch);
   return st;
+} catch (...) {
+  Impl::rethrow_as_error("tucker_test_tensor");
 }
 
 /// \brief tucker_test_tensor on the default instance of A's execution space.

@@ -7,6 +7,7 @@
 
 #include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_CountSketchOp.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
@@ -31,10 +32,21 @@ struct CountSketchOptions {
   /// over n indices) and each bucket's rows are summed in ascending row order: Y is the same
   /// bit for bit on every call and on every backend.
   bool deterministic = false;
-  /// After the kernel, count non-finite entries of Y and throw KokkosSketch::Error if any
-  /// (NaN/Inf in A, or overflow). This waits for the kernel (a fence on the given instance);
-  /// set false to keep the call asynchronous.
+  /// After the kernel, count non-finite entries of the output Y and throw
+  /// KokkosSketch::Error if any. One check covers input and output: NaN/Inf in A reaches Y
+  /// (every row of A is added to some row of Y), and so does an overflow of the sums of a
+  /// finite A. This waits for the kernel (a fence on the given instance); set false to keep
+  /// the call asynchronous.
   bool check_finite = true;
+  /// CSR A only (ignored for a dense A): before the kernel, validate A's structure on the
+  /// device (Impl::validate_crs: row_map(0) = 0, row_map non-decreasing, row_map(numRows) =
+  /// nnz = values.extent(0), every column index in [0, numCols)) and throw
+  /// KokkosSketch::Error naming the first problem, instead of writing outside Y or reading
+  /// outside A. Cost: one pass over the column indices and the row map (a reduction, about
+  /// half the bytes the atomic kernel reads), and a fence on the given instance, since the
+  /// verdict is a host value: the call then waits for the instance even with
+  /// check_finite = false. Set false for a matrix already known to be valid.
+  bool validate_crs = true;
 };
 
 /// \brief Y = S A for a CountSketch S (p x n) and a dense A (n x d): row j of A, times s(j),
@@ -45,9 +57,10 @@ struct CountSketchOptions {
 ///   `opts.check_finite`).
 /// \param [in] S p x n operator (or a column block of one, see CountSketchOp::submatrix).
 /// \param [in] A n x d View, any layout.
-/// \param [out] Y p x d View, any layout; overwritten.
+/// \param [out] Y p x d View, any layout; overwritten; must not share memory with A.
 /// \param [in] opts atomic or deterministic summation, finite check (CountSketchOptions).
-/// \throws Error on empty or mismatched extents, and (with check_finite) on NaN/Inf in Y.
+/// \throws Error on empty or mismatched extents, Y overlapping A in memory, and (with
+///   check_finite) on NaN/Inf in Y.
 ///
 /// Cost: n d additions and one Philox call per row of A; atomic mode reads A once and makes
 /// n d atomic additions into Y; deterministic mode adds a sort of the n row indices
@@ -57,7 +70,7 @@ template <class ExecSpace, class AView, class YView,
                                Kokkos::is_view<AView>::value,
                            int> = 0>
 void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A, const YView& Y,
-                  const CountSketchOptions& opts = {}) {
+                  const CountSketchOptions& opts = {}) try {
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   using a_t = Impl::unmanaged_input_t<AView>;
   using y_t = Impl::unmanaged_output_t<YView>;
@@ -66,6 +79,10 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A
                             (opts.deterministic ? "deterministic" : apply_t::path) + "]");
   Impl::check_sketch_extents("count_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
                              Y.extent(1));
+  // Sizes before memory relations: a deterministic sort that cannot fit is refused first.
+  if (opts.deterministic)
+    Impl::check_count_sketch_buckets_workspace<typename ExecSpace::memory_space>(S);
+  Impl::check_no_alias("count_sketch", "Y", Y, "A", A);
   const a_t a = Impl::to_internal_input(A);
   const y_t y = Impl::to_internal_output(Y);
   if (opts.deterministic) {
@@ -74,6 +91,8 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A
     apply_t::apply(space, S, a, y);
   }
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("count_sketch");
 }
 
 /// \brief Y = S A for a CountSketch S (p x n) and A (n x d) in CSR form: the nonzeros of row
@@ -81,28 +100,34 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A
 ///
 /// \tparam ExecSpace Kokkos execution space; A's arrays and Y must be accessible from it.
 /// \tparam CrsMatrix a KokkosSparse::CrsMatrix
-/// \param [in] space instance the work is enqueued on (asynchronous unless
-///   `opts.check_finite`).
+/// \param [in] space instance the work is enqueued on (the call waits for it with
+///   `opts.validate_crs` or `opts.check_finite`, both on by default).
 /// \param [in] S p x n operator (or a column block of one).
-/// \param [in] A n x d CSR matrix (A.numRows() = n, A.numCols() = d).
-/// \param [out] Y p x d View, any layout; overwritten.
+/// \param [in] A n x d CSR matrix (A.numRows() = n, A.numCols() = d), validated on the
+///   device before the kernel unless `opts.validate_crs` is false.
+/// \param [out] Y p x d View, any layout; overwritten; must not share memory with A's arrays.
 /// \param [in] opts atomic or deterministic summation (deterministic: one thread per bucket,
-///   rows ascending, nonzeros in stored order), finite check.
-/// \throws Error on empty or mismatched extents, and (with check_finite) on NaN/Inf in Y.
+///   rows ascending, nonzeros in stored order), CSR validation, finite check.
+/// \throws Error on empty or mismatched extents, an invalid CSR structure (with
+///   validate_crs: a bad row map or a column index outside [0, d)), Y overlapping A in
+///   memory, and (with check_finite) on NaN/Inf in Y.
 ///
-/// Cost: nnz(A) additions (atomic mode: atomic) and one Philox call per row of A.
+/// Cost: nnz(A) additions (atomic mode: atomic) and one Philox call per row of A; the
+/// validation reads the column indices and the row map once more and fences.
 template <class ExecSpace, class CrsMatrix, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                Impl::is_crs_matrix_v<CrsMatrix>,
                            int> = 0>
 void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatrix& A,
-                  const YView& Y, const CountSketchOptions& opts = {}) {
+                  const YView& Y, const CountSketchOptions& opts = {}) try {
   Impl::static_check_view<ExecSpace, YView, 2, true>();
   Impl::static_check_crs<ExecSpace, CrsMatrix>();
   Impl::ScopedRegion region(std::string("count_sketch[crs:") +
                             (opts.deterministic ? "deterministic" : "atomic") + "]");
   Impl::check_sketch_extents("count_sketch", S, A.numRows(), A.numCols(), Y.extent(0),
                              Y.extent(1));
+  Impl::check_no_alias_crs("count_sketch", "Y", Y, A);
+  if (opts.validate_crs) Impl::validate_crs("count_sketch", space, A);
   using rm_t = Impl::unmanaged_input_t<typename CrsMatrix::row_map_type>;
   using en_t = Impl::unmanaged_input_t<typename CrsMatrix::index_type>;
   using va_t = Impl::unmanaged_input_t<typename CrsMatrix::values_type>;
@@ -119,6 +144,8 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatri
                                                                       entries, values, y);
   }
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("count_sketch");
 }
 
 /// \brief count_sketch on the default instance of Y's execution space (dense or CSR A).

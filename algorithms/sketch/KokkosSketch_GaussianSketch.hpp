@@ -6,6 +6,7 @@
 #define KOKKOSSKETCH_GAUSSIANSKETCH_HPP
 
 #include <KokkosSketch_Checks.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketchOp.hpp>
 #include <KokkosSketch_Materialize.hpp>
@@ -30,9 +31,11 @@ namespace KokkosSketch {
 ///   `opts.check_finite`).
 /// \param [in] S p x n Gaussian sketch
 /// \param [in] A n x d View, any layout
-/// \param [out] Y p x d View of float or double, any layout; overwritten
+/// \param [out] Y p x d View of float or double, any layout; overwritten; must not share
+///   memory with A
 /// \param [in] opts see ProjectOptions (check_finite waits for the kernel)
-/// \throws Error on empty or mismatched extents, and (with check_finite) on NaN/Inf in Y.
+/// \throws Error on empty or mismatched extents, Y overlapping A in memory, and (with
+///   check_finite) on NaN/Inf in Y.
 ///
 /// Cost: p n d multiply-adds and p n / 2 Box-Muller transforms (p n / 4 Philox calls).
 template <class ExecSpace, class AView, class YView,
@@ -40,16 +43,19 @@ template <class ExecSpace, class AView, class YView,
                                Kokkos::is_view<AView>::value,
                            int> = 0>
 void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AView& A,
-                     const YView& Y, const ProjectOptions& opts = {}) {
+                     const YView& Y, const ProjectOptions& opts = {}) try {
   Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   Impl::ScopedRegion region("gaussian_sketch[dense]");
   Impl::check_sketch_extents("gaussian_sketch", S, A.extent(0), A.extent(1), Y.extent(0),
                              Y.extent(1));
+  Impl::check_no_alias("gaussian_sketch", "Y", Y, "A", A);
   using a_t = Impl::unmanaged_input_t<AView>;
   using y_t = Impl::unmanaged_output_t<YView>;
   Impl::GaussianSketchApply<ExecSpace, a_t, y_t>::apply(space, S, Impl::to_internal_input(A),
                                                        Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("gaussian_sketch");
 }
 
 /// \brief Y = S A for a Gaussian sketch S and a sparse A in CRS format.
@@ -59,21 +65,26 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AV
 /// the nonzeros of A in row order: no atomics, and the result does not depend on the team
 /// size or the number of threads (identical bits on Serial and OpenMP).
 /// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
-/// \param [in] space instance the work is enqueued on (asynchronous unless
-///   `opts.check_finite`).
+/// \param [in] space instance the work is enqueued on (the call waits for it with
+///   `opts.validate_crs` or `opts.check_finite`, both on by default).
 /// \param [in] S p x n Gaussian sketch
 /// \param [in] A n x d KokkosSparse::CrsMatrix, any scalar, ordinal and offset types;
-///   column indices in [0, d) (duplicates are summed)
-/// \param [out] Y p x d View of float or double, any layout; overwritten
-/// \param [in] opts see ProjectOptions (check_finite waits for the kernel)
-/// \throws Error on empty or mismatched extents, and (with check_finite) on NaN/Inf in Y.
+///   column indices in [0, d) (duplicates are summed); validated on the device before the
+///   kernel unless `opts.validate_crs` is false
+/// \param [out] Y p x d View of float or double, any layout; overwritten; must not share
+///   memory with A's arrays
+/// \param [in] opts see ProjectOptions (validate_crs and check_finite wait for the instance)
+/// \throws Error on empty or mismatched extents, an invalid CSR structure (with
+///   validate_crs: a bad row map or a column index outside [0, d)), Y overlapping A in
+///   memory, and (with check_finite) on NaN/Inf in Y.
 ///
-/// Cost: p nnz(A) multiply-adds, p d writes to zero Y, p n / 2 Box-Muller transforms.
+/// Cost: p nnz(A) multiply-adds, p d writes to zero Y, p n / 2 Box-Muller transforms; the
+/// validation reads the column indices and the row map once and fences.
 template <class ExecSpace, class SC, class OR, class DV, class MT, class SZ, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
                      const KokkosSparse::CrsMatrix<SC, OR, DV, MT, SZ>& A, const YView& Y,
-                     const ProjectOptions& opts = {}) {
+                     const ProjectOptions& opts = {}) try {
   using matrix_t = KokkosSparse::CrsMatrix<SC, OR, DV, MT, SZ>;
   Impl::static_check_view<ExecSpace, YView, 2, true>();
   static_assert(std::is_floating_point<typename YView::non_const_value_type>::value,
@@ -82,6 +93,8 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
   Impl::ScopedRegion region("gaussian_sketch[crs:generic]");
   Impl::check_sketch_extents("gaussian_sketch", S, std::int64_t(A.numRows()),
                              std::int64_t(A.numCols()), Y.extent(0), Y.extent(1));
+  Impl::check_no_alias_crs("gaussian_sketch", "Y", Y, A);
+  if (opts.validate_crs) Impl::validate_crs("gaussian_sketch", space, A);
   using rm_t = Impl::unmanaged_input_t<typename matrix_t::row_map_type>;
   using en_t = Impl::unmanaged_input_t<typename matrix_t::index_type>;
   using va_t = Impl::unmanaged_input_t<typename matrix_t::values_type>;
@@ -90,6 +103,8 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
       space, S, rm_t(A.graph.row_map), en_t(A.graph.entries), va_t(A.values),
       Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);
+} catch (...) {
+  Impl::rethrow_as_error("gaussian_sketch");
 }
 
 /// \brief gaussian_sketch on the default instance of Y's execution space.

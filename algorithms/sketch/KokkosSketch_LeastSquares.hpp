@@ -7,7 +7,9 @@
 
 #include <KokkosSketch_CountSketch.hpp>
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Project.hpp>
@@ -30,6 +32,17 @@ enum class LeastSquaresSketch {
   /// CountSketch (Clarkson & Woodruff 2013): O(n d) work, needs O(d^2) rows.
   count_sketch
 };
+
+namespace Impl {
+/// \brief Names of LeastSquaresSketch for Impl::check_enum.
+template <>
+struct EnumTraits<LeastSquaresSketch> {
+  /// The enum's name.
+  static constexpr const char* name = "LeastSquaresSketch";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"gaussian", "count_sketch"};
+};
+}  // namespace Impl
 
 /// \brief Options of sketch_and_solve and sketch_and_precondition.
 struct LeastSquaresOptions {
@@ -159,6 +172,28 @@ inline std::int64_t default_lsq_rows(LeastSquaresSketch kind, bool precondition,
   return k > d + 33 ? k : d + 33;
 }
 
+/// Refuses (Error) a sketch whose workspace cannot fit the memory space, before allocating:
+/// S [A, b] and its QR copy (k x (d + 1) each), b as a matrix (n), the CountSketch sort
+/// (2 n + k + 1 words), LSQR's two n-vectors (sketch_and_precondition) and the residual (n).
+template <class ExecSpace, class Scalar>
+void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, std::int64_t n,
+                         std::int64_t d, std::int64_t k, bool precondition) {
+  if (k <= d) return;  // SketchedQR rejects it with its own message
+  const std::string cause =
+      opts.sketch_rows != 0 ? concat("sketch_rows = ", k)
+                            : concat("sketch_rows = 0 (the default k = ", k, " for d = ", d, ")");
+  const std::string nrows = concat("A's ", n, " rows");
+  WorkspaceEstimate ws(f);
+  ws.add("S [A, b]", k, d + 1, sizeof(Scalar), cause)
+      .add("the QR copy of S [A, b]", k, d + 1, sizeof(Scalar), cause)
+      .add("b and the residual", n, 2, sizeof(Scalar), nrows);
+  if (opts.sketch == LeastSquaresSketch::count_sketch)
+    ws.add("the CountSketch row sort", n, 2, sizeof(std::uint64_t), nrows)
+        .add("the CountSketch bucket offsets", k + 1, 1, sizeof(std::int64_t), cause);
+  if (precondition) ws.add("LSQR's vectors", n, 2, sizeof(Scalar), nrows);
+  ws.check<typename ExecSpace::memory_space>();
+}
+
 }  // namespace Impl
 
 /// \brief Sketch-and-solve: x = argmin \f$\|S (A x - b)\|_2\f$, from the QR of
@@ -174,12 +209,14 @@ inline std::int64_t default_lsq_rows(LeastSquaresSketch kind, bool precondition,
 /// \param [in] space instance the work runs on; the call waits for it (rank check, residual)
 /// \param [in] A n x d View (d < n), any layout, float or double, full column rank
 /// \param [in] b n entries
-/// \param [out] x d entries, the sketched solution
+/// \param [out] x d entries, the sketched solution; must not share memory with A or b
 /// \param [in] state RNG state of S
 /// \param [in] opts sketch kind and rows (LeastSquaresOptions)
 /// \return iterations = 0, residual_norm = \f$\|A x - b\|_2\f$
-/// \throws Error on empty or wide A, mismatched b or x, sketch_rows <= d, a rank-deficient
-///   S A, or NaN/Inf in A or b (NaN/Inf diagonal of R, or a non-finite residual)
+/// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an
+///   invalid opts.sketch, sketch_rows <= d, a rank-deficient S A, NaN/Inf in A or b (NaN/Inf
+///   diagonal of R, or a non-finite residual), a workspace that cannot fit the memory space
+///   (checked before allocating), or a failed allocation
 ///
 /// Cost: the sketch (2 k n d flops Gaussian, n d CountSketch), 2 k d^2 for the QR,
 /// 2 n d for the residual.
@@ -187,16 +224,20 @@ template <class ExecSpace, class AView, class BView, class XView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 LeastSquaresResult sketch_and_solve(const ExecSpace& space, const AView& A, const BView& b,
                                     const XView& x, const RNGState& state,
-                                    const LeastSquaresOptions& opts = {}) {
+                                    const LeastSquaresOptions& opts = {}) try {
   Impl::static_check_lsq<ExecSpace, AView, BView, XView>();
   using scalar_t = typename AView::non_const_value_type;
   using la_t = Impl::DenseLA<ExecSpace, scalar_t>;
   Impl::ScopedRegion region(std::string("sketch_and_solve[") + la_t::path + "]");
   const char* f = "sketch_and_solve";
+  Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_lsq_args(f, A, b, x);
   const std::int64_t d = A.extent(1);
   const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
                                                : Impl::default_lsq_rows(opts.sketch, false, d);
+  Impl::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, A.extent(0), d, k, false);
+  Impl::check_no_alias(f, "x", x, "A", A);
+  Impl::check_no_alias(f, "x", x, "b", b);
   la_t la(space);
   Impl::SketchedQR<ExecSpace, scalar_t> sq(f, la, A, b, state, opts.sketch, k);
   la.trsm(Impl::Side::left, Impl::Trans::none, sq.R, Impl::as_column(sq.z));
@@ -206,6 +247,8 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const AView& A, cons
   KOKKOSSKETCH_THROW_IF(!std::isfinite(res.residual_norm), f,
                         "the residual is NaN or Inf: A or b holds NaN/Inf, or it overflowed");
   return res;
+} catch (...) {
+  Impl::rethrow_as_error("sketch_and_solve");
 }
 
 /// \brief sketch_and_solve on the default instance of A's execution space.
@@ -238,13 +281,15 @@ LeastSquaresResult sketch_and_solve(const AView& A, const BView& b, const XView&
 ///   are host values)
 /// \param [in] A n x d View (d < n), any layout, float or double, full column rank
 /// \param [in] b n entries
-/// \param [out] x d entries, the solution
+/// \param [out] x d entries, the solution; must not share memory with A or b
 /// \param [in] state RNG state of S
 /// \param [in] opts sketch kind and rows, tolerance, iteration limit
 /// \return LSQR iterations, \f$\|A x - b\|_2\f$ of the returned x, and whether a stopping
 ///   test was met before max_iterations
-/// \throws Error on empty or wide A, mismatched b or x, sketch_rows <= d, a negative
-///   tolerance or iteration limit, NaN/Inf, or a rank-deficient S A
+/// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an
+///   invalid opts.sketch, sketch_rows <= d, a negative tolerance or iteration limit, NaN/Inf,
+///   a rank-deficient S A, a workspace that cannot fit the memory space (checked before
+///   allocating), or a failed allocation
 ///
 /// Cost: the sketch and QR as in sketch_and_solve (with k about 4 d), then per iteration
 /// 4 n d + 2 d^2 flops and 4 host synchronizations.
@@ -253,13 +298,14 @@ template <class ExecSpace, class AView, class BView, class XView,
 LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& A,
                                            const BView& b, const XView& x,
                                            const RNGState& state,
-                                           const LeastSquaresOptions& opts = {}) {
+                                           const LeastSquaresOptions& opts = {}) try {
   Impl::static_check_lsq<ExecSpace, AView, BView, XView>();
   using scalar_t = typename AView::non_const_value_type;
   using la_t = Impl::DenseLA<ExecSpace, scalar_t>;
   using vec_t = typename la_t::vector_type;
   Impl::ScopedRegion region(std::string("sketch_and_precondition[") + la_t::path + "]");
   const char* f = "sketch_and_precondition";
+  Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_lsq_args(f, A, b, x);
   KOKKOSSKETCH_THROW_IF(opts.tolerance < 0 || !(opts.tolerance < 1), f, "tolerance = ",
                         opts.tolerance, " must lie in [0, 1)");
@@ -268,6 +314,9 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& 
   const std::int64_t n = A.extent(0), d = A.extent(1);
   const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
                                                : Impl::default_lsq_rows(opts.sketch, true, d);
+  Impl::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, n, d, k, true);
+  Impl::check_no_alias(f, "x", x, "A", A);
+  Impl::check_no_alias(f, "x", x, "b", b);
   const double tol =
       opts.tolerance > 0 ? opts.tolerance : 10.0 * double(std::numeric_limits<scalar_t>::epsilon());
   const int max_it = opts.max_iterations > 0 ? opts.max_iterations : 100;
@@ -352,6 +401,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& 
   KOKKOSSKETCH_THROW_IF(!std::isfinite(res.residual_norm), f,
                         "the residual is NaN or Inf: A or b holds NaN/Inf, or it overflowed");
   return res;
+} catch (...) {
+  Impl::rethrow_as_error("sketch_and_precondition");
 }
 
 /// \brief sketch_and_precondition on the default instance of A's execution space.

@@ -10,6 +10,7 @@
 #ifndef KOKKOSSKETCH_SKETCHSIZE_HPP
 #define KOKKOSSKETCH_SKETCHSIZE_HPP
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_Error.hpp>
 
 #include <cmath>
@@ -23,6 +24,17 @@ enum class SketchType {
   count_sketch,      ///< CountSketch: one +-1 per column, in a uniformly random row
   leverage_sampling  ///< p rows sampled i.i.d. by (approximate) leverage scores, rescaled
 };
+
+namespace Impl {
+/// \brief Names of SketchType for Impl::check_enum.
+template <>
+struct EnumTraits<SketchType> {
+  /// The enum's name.
+  static constexpr const char* name = "SketchType";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"gaussian", "count_sketch", "leverage_sampling"};
+};
+}  // namespace Impl
 
 /// \brief Number of rows p for which a sketch of the given type is a (1 +- eps) subspace
 /// embedding of any fixed n x d matrix with probability at least 1 - delta.
@@ -59,11 +71,12 @@ enum class SketchType {
 ///   the sampling probabilities satisfy \f$q_i \ge \beta \ell_i / d\f$; 1 for exact scores,
 ///   \f$a/b\f$ for estimates within \f$[a\ell_i, b\ell_i]\f$
 /// \return p, the number of rows of the sketch (may exceed n: the bounds are worst case)
-/// \throws Error if eps or delta is not in (0, 1), beta not in (0, 1], d < 1, n < d, or p
-///   does not fit in a 64-bit integer
+/// \throws Error if type is not a valid SketchType, eps or delta is not in (0, 1), beta not
+///   in (0, 1], d < 1, n < d, or p does not fit in a 64-bit integer
 inline std::int64_t eps_approx_rows(SketchType type, double eps, std::int64_t n,
                                     std::int64_t d, double delta = 0.01, double beta = 1.0) {
   const char* f = "eps_approx_rows";
+  Impl::check_enum(f, "type", type);
   KOKKOSSKETCH_THROW_IF(!(eps > 0.0 && eps < 1.0), f, "eps must lie in (0, 1), got ", eps);
   KOKKOSSKETCH_THROW_IF(!(delta > 0.0 && delta < 1.0), f, "delta must lie in (0, 1), got ",
                         delta);

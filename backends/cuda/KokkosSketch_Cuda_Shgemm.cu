@@ -733,6 +733,15 @@ __device__ __forceinline__ void wgmma_commit() {
 __device__ __forceinline__ void wgmma_wait0() {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
+/// Racecheck builds (KOKKOSSKETCH_SHGEMM_RACECHECK_SYNC, CMake option
+/// KokkosSketch_CUDA_RACECHECK_SYNC): a CTA-wide named barrier (id 1, all 384 threads) that
+/// compute-sanitizer's racecheck can follow, where the kernel's own ordering is an mbarrier
+/// edge it does not model. See DevNotes_Shgemm.md, "Racecheck".
+__device__ __forceinline__ void racecheck_cta_barrier() {
+#if defined(KOKKOSSKETCH_SHGEMM_RACECHECK_SYNC)
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kHThreads) : "memory");
+#endif
+}
 /// Keeps the compiler from moving accesses of `r` across the surrounding wgmma fences/waits.
 __device__ __forceinline__ void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
@@ -831,6 +840,13 @@ __global__ void __launch_bounds__(kHThreads, 1) shgemm_wgmma_kernel(const Params
       wg_load<A_KMAJOR>(p, s_a + s * kA32Floats, s_b + s * (kBN * kBK), a_base, b_base, m0, n0,
                         k0, a_rows_full && k_full, b_cols_full && k_full, tid);
       cp_async_arrive_noinc(full + s);
+#if defined(KOKKOSSKETCH_SHGEMM_RACECHECK_SYNC)
+      // Lock-step with the consumers (their unpipelined loop): tile t has landed (barrier 1),
+      // the consumers are done with it (barrier 2) before any later copy.
+      Ptx::cp_async_wait<0>();
+      racecheck_cta_barrier();
+      racecheck_cta_barrier();
+#endif
     }
     Ptx::cp_async_wait<0>();
   } else {  // consumer warpgroups: rows 64 c .. 64 c + 63 of the tile
@@ -938,7 +954,12 @@ __global__ void __launch_bounds__(kHThreads, 1) shgemm_wgmma_kernel(const Params
 
     unsigned fa_h[4][4], fa_l[4][4], fb_h[4][4], fb_l[4][4];
     float fa_inv[2], fb_inv[2];
-    if constexpr (PIPE) {
+#if defined(KOKKOSSKETCH_SHGEMM_RACECHECK_SYNC)
+    constexpr bool pipelined = false;  // the lock-step schedule of the producer's barriers
+#else
+    constexpr bool pipelined = PIPE;
+#endif
+    if constexpr (pipelined) {
       // Tile t + 1's fragments are built while tile t's wgmma run.
       if (T > 0) prep(fa_h, fa_l, fa_inv, 0);
       for (int t = 0; t < T; t += 2) {
@@ -952,9 +973,11 @@ __global__ void __launch_bounds__(kHThreads, 1) shgemm_wgmma_kernel(const Params
       }
     } else {
       for (int t = 0; t < T; ++t) {
+        racecheck_cta_barrier();  // racecheck builds: tile t has landed
         prep(fa_h, fa_l, fa_inv, t);
         issue(fa_h, fa_l, t);
         finish(fa_inv, t);
+        racecheck_cta_barrier();  // racecheck builds: tile t's stage is free
       }
     }
 

@@ -6,6 +6,7 @@
 #define KOKKOSSKETCH_COUNTSKETCHBUCKETS_IMPL_HPP
 
 #include <KokkosSketch_CountSketchOp.hpp>
+#include <KokkosSketch_Limits.hpp>
 
 #include <cstdint>
 
@@ -35,12 +36,26 @@ struct CountSketchBuckets {
 ///     ascending, every pass is stable, so each bucket's list ends ascending.
 /// Cost: ceil(log2 p) passes, each reading the n entries twice (the scan's two sweeps),
 /// writing them once and recomputing the bucket (one Philox call) per read; O(n + p) memory.
+/// \brief Refuses (Error named count_sketch) a bucket sort of S whose workspace cannot fit
+/// MemSpace, before anything is allocated: 2 n 8-byte permutations and p + 1 offsets.
+template <class MemSpace>
+void check_count_sketch_buckets_workspace(const CountSketchOp& S) {
+  const std::int64_t p = S.rows(), n = S.cols();
+  WorkspaceEstimate("count_sketch")
+      .add("the deterministic bucket sort", n, 2, sizeof(std::uint64_t),
+           concat("S.cols() = ", n))
+      .add("the bucket offsets", p + 1, 1, sizeof(std::int64_t), concat("S.rows() = ", p))
+      .template check<MemSpace>();
+}
+
 template <class ExecSpace>
 CountSketchBuckets<typename ExecSpace::memory_space> count_sketch_buckets(
     const ExecSpace& space, const CountSketchOp& S) {
   using mem_t = typename ExecSpace::memory_space;
   using range_t = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
   const std::int64_t p = S.rows(), n = S.cols();
+  // Refused before allocating if it cannot fit (named count_sketch; materialize checks first).
+  check_count_sketch_buckets_workspace<mem_t>(S);
   CountSketchBuckets<mem_t> out;
   out.offsets = Kokkos::View<std::int64_t*, mem_t>(
       Kokkos::view_alloc(space, "KokkosSketch::count_sketch::offsets"), p + 1);

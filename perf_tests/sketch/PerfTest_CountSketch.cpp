@@ -5,14 +5,25 @@
 //   count_sketch_generic        (spaces other than Serial) the generic TeamPolicy atomic
 //                               kernel, so a backend specialization (CUDA, OpenMP) keeps a
 //                               benchmark against it;
-//   count_sketch_deterministic  deterministic mode (sort by bucket, ordered sums).
+//   count_sketch_deterministic  deterministic mode (sort by bucket, ordered sums);
+//   count_sketch_crs            Y = S A for A an n x d CrsMatrix (float, int, int) with
+//                               cs_crs_nnz_row nonzeros per row at distinct columns, atomic
+//                               mode, as users call it: with the CSR validation (default);
+//   count_sketch_crs_novalidate the same with CountSketchOptions::validate_crs = false;
+//   validate_crs                Impl::validate_crs of that A alone (the one-pass reduction
+//                               over the column indices and row map, and its fence), so one
+//                               run shows the validation's cost against the kernel it guards.
 // GB/s counts (n d + p d) * 4 bytes: A read once, Y written once, the traffic floor. The
-// ceiling is copy_bandwidth of the projection suite, in the same run.
+// ceiling is copy_bandwidth of the projection suite, in the same run. For the CRS runs,
+// nnz * 8 + (n + 1) * 4 + p d * 4 bytes (values and column indices, row map, Y), and for
+// validate_crs nnz * 4 + (n + 1) * 4 (column indices and row map).
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default: n = 2e6, d = 64, p = 4096) or full
 // (n = 1e7, d = 64, p = 4096). KOKKOSSKETCH_BENCH_REPETITIONS and KOKKOSSKETCH_BENCH_MIN_TIME
 // override repetitions and seconds per repetition.
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_CountSketch.hpp>
+
+#include <KokkosSparse_CrsMatrix.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -21,6 +32,7 @@
 #include <cstdlib>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace KokkosSketch {
@@ -83,6 +95,97 @@ CsInputs<Space>& cs_inputs(const Space& space, const CsSize& s) {
   });
 }
 
+/// Nonzeros per row of the CRS A of the count_sketch_crs runs (n x d, as the dense runs).
+constexpr std::int64_t cs_crs_nnz_row = 8;
+
+template <class Space>
+using CsCrs = KokkosSparse::CrsMatrix<float, int, typename Space::device_type, void, int>;
+
+/// Row i of the CRS A has columns (i * 7919 + k * step) mod d, k < nnz_row, distinct since
+/// step * (nnz_row - 1) < d.
+template <class Space>
+void fill_cs_crs_pattern(const Space& space,
+                         const Kokkos::View<int*, typename Space::memory_space>& row_map,
+                         const Kokkos::View<int*, typename Space::memory_space>& entries,
+                         std::int64_t n, std::int64_t d, std::int64_t nnz_row) {
+  const std::int64_t step = d / nnz_row;
+  Kokkos::parallel_for(
+      "KokkosSketch::perf::cs_crs_pattern",
+      Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(space, 0, n + 1),
+      KOKKOS_LAMBDA(std::int64_t i) {
+        row_map(i) = int(i * nnz_row);
+        if (i < n)
+          for (std::int64_t k = 0; k < nnz_row; ++k)
+            entries(i * nnz_row + k) = int((i * 7919 + k * step) % d);
+      });
+}
+
+template <class Space>
+struct CsCrsInputs {
+  CsCrs<Space> A;
+  CsMatrix<Space> Y;
+};
+
+template <class Space>
+CsCrsInputs<Space>& cs_crs_inputs(const Space& space, const CsSize& s) {
+  const std::string key = std::string(space.name()) + "/count_sketch_crs/n:" +
+                          std::to_string(s.n) + "/d:" + std::to_string(s.d) + "/p:" +
+                          std::to_string(s.p);
+  return cache(0).get<CsCrsInputs<Space>>(key, [&] {
+    using mem = typename Space::memory_space;
+    CsCrsInputs<Space> in;
+    const std::int64_t nnz = s.n * cs_crs_nnz_row;
+    Kokkos::View<int*, mem> row_map(Kokkos::view_alloc(space, "KokkosSketch::perf::row_map"),
+                                    s.n + 1);
+    Kokkos::View<int*, mem> entries(Kokkos::view_alloc(space, "KokkosSketch::perf::entries"),
+                                    nnz);
+    Kokkos::View<float*, mem> values(Kokkos::view_alloc(space, "KokkosSketch::perf::values"),
+                                     nnz);
+    fill_cs_crs_pattern(space, row_map, entries, s.n, s.d, cs_crs_nnz_row);
+    fill_nonzero(space, values.data(), nnz, cs_a_seed);
+    in.A = CsCrs<Space>("KokkosSketch::perf::A_crs", int(s.n), int(s.d), int(nnz), values,
+                        row_map, entries);
+    in.Y = CsMatrix<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::Y"), s.p, s.d);
+    space.fence();
+    return in;
+  });
+}
+
+/// What a count_sketch_crs benchmark times.
+enum class CsCrsRun {
+  call,        ///< count_sketch with the default CSR validation
+  novalidate,  ///< count_sketch with validate_crs = false
+  validate     ///< Impl::validate_crs alone
+};
+
+template <class Space>
+void bench_count_sketch_crs(benchmark::State& state, const std::string& name,
+                            const Space& space, const CsSize& s, CsCrsRun run) {
+  guarded(state, [&] {
+    auto& in = cs_crs_inputs(space, s);
+    const CountSketchOp S(CountSketchDist{s.p, s.n}, RNGState(cs_s_seed));
+    CountSketchOptions opts;
+    opts.check_finite = false;  // keep the finite check out of the timed region
+    opts.validate_crs = run != CsCrsRun::novalidate;
+    double secs = 0.0;
+    if (run == CsCrsRun::validate)
+      secs = time_manual(state, name, space,
+                         [&] { Impl::validate_crs("count_sketch", space, in.A); });
+    else
+      secs = time_manual(state, name, space, [&] { count_sketch(space, S, in.A, in.Y, opts); });
+    const double nnz = double(s.n) * double(cs_crs_nnz_row);
+    const double offsets = double(s.n + 1) * 4.0;
+    if (run == CsCrsRun::validate)
+      set_rates(state, secs, nnz * 4.0 + offsets, 0.0);
+    else
+      set_rates(state, secs, nnz * 8.0 + offsets + double(s.p) * double(s.d) * 4.0, nnz);
+    state.counters["n"] = double(s.n);
+    state.counters["d"] = double(s.d);
+    state.counters["p"] = double(s.p);
+    state.counters["nnz"] = nnz;
+  });
+}
+
 void set_cs_counters(benchmark::State& state, const CsSize& s, double seconds) {
   const double bytes = (double(s.n) * double(s.d) + double(s.p) * double(s.d)) * sizeof(float);
   set_rates(state, seconds, bytes, double(s.n) * double(s.d));
@@ -141,6 +244,21 @@ void register_cs_space(const Space& space, SizeSet sizes) {
       const CsPath path = e.path;
       auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
         bench_count_sketch(st, name, space, s, path);
+      });
+      bm->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(plan.min_time);
+      if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);
+    }
+    const std::vector<std::pair<std::string, std::int64_t>> crs_args = {
+        {"n", s.n}, {"d", s.d}, {"p", s.p}, {"nnz_row", cs_crs_nnz_row}};
+    const std::vector<std::pair<const char*, CsCrsRun>> crs_runs = {
+        {"count_sketch_crs", CsCrsRun::call},
+        {"count_sketch_crs_novalidate", CsCrsRun::novalidate},
+        {"validate_crs", CsCrsRun::validate}};
+    for (const auto& r : crs_runs) {
+      const std::string name = bench_name(r.first, sp, crs_args);
+      const CsCrsRun run = r.second;
+      auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
+        bench_count_sketch_crs(st, name, space, s, run);
       });
       bm->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(plan.min_time);
       if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);

@@ -3,7 +3,11 @@
 //   gaussian_sketch_dense  Y = S A, A n x d float LayoutRight (dense_project path);
 //   gaussian_sketch_crs    Y = S A, A an n x d CrsMatrix (float, int, int) with `nnz_row`
 //                          nonzeros per row at distinct columns (the DenseTimesCrsGeneric
-//                          kernel).
+//                          kernel), as users call it: with the CSR validation (default);
+//   gaussian_sketch_crs_novalidate  the same with ProjectOptions::validate_crs = false;
+//   validate_crs           Impl::validate_crs of that A alone (the one-pass reduction over
+//                          the column indices and row map, and its fence), so one run shows
+//                          the validation's cost against the kernel it guards.
 // Counters: GFLOP/s = 2 p n d (dense) or 2 p nnz(A) (CRS) multiply-adds; Gentries/s = p n
 // entries of S generated per second (the Gaussian generation that both paths pay).
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full. KOKKOSSKETCH_BENCH_REPETITIONS and
@@ -112,19 +116,37 @@ GsInputs<Space>& gs_inputs(const Space& space, const GsSize& s) {
   });
 }
 
+/// What a CRS benchmark times.
+enum class GsCrsRun {
+  call,        ///< gaussian_sketch with the default CSR validation
+  novalidate,  ///< gaussian_sketch with validate_crs = false
+  validate     ///< Impl::validate_crs alone
+};
+
 template <class Space>
 void bench_gaussian_sketch(benchmark::State& state, const std::string& name, const Space& space,
-                           const GsSize& s) {
+                           const GsSize& s, GsCrsRun run = GsCrsRun::call) {
   guarded(state, [&] {
     auto& in = gs_inputs(space, s);
     const GaussianSketchOp S(GaussianSketchDist{s.p, s.n}, RNGState(gs_s_seed));
     ProjectOptions opts;
     opts.check_finite = false;  // keep the finite check out of the timed region
+    opts.validate_crs = run != GsCrsRun::novalidate;
     double secs = 0.0;
     if (s.nnz_row == 0)
       secs = time_manual(state, name, space, [&] { gaussian_sketch(space, S, in.A, in.Y, opts); });
+    else if (run == GsCrsRun::validate)
+      secs = time_manual(state, name, space,
+                         [&] { Impl::validate_crs("gaussian_sketch", space, in.Ac); });
     else
       secs = time_manual(state, name, space, [&] { gaussian_sketch(space, S, in.Ac, in.Y, opts); });
+    if (run == GsCrsRun::validate) {
+      // Bytes the reduction reads: the column indices and the row map, once.
+      set_rates(state, secs, double(s.n) * double(s.nnz_row) * 4.0 + double(s.n + 1) * 4.0, 0.0);
+      state.counters["n"] = double(s.n);
+      state.counters["nnz"] = double(s.n) * double(s.nnz_row);
+      return;
+    }
     const double terms = s.nnz_row == 0 ? double(s.n) * double(s.d) : double(s.n) * double(s.nnz_row);
     const double a_bytes = terms * (s.nnz_row == 0 ? 4.0 : 8.0);  // values (+ column indices)
     set_rates(state, secs, a_bytes + double(s.p) * double(s.d) * 4.0, 2.0 * double(s.p) * terms);
@@ -143,13 +165,21 @@ void register_gs_space(const Space& space, SizeSet sizes) {
   for (const GsSize& s : plan.sizes) {
     std::vector<std::pair<std::string, std::int64_t>> args = {{"n", s.n}, {"d", s.d}, {"p", s.p}};
     if (s.nnz_row > 0) args.push_back({"nnz_row", s.nnz_row});
-    const std::string name =
-        bench_name(s.nnz_row == 0 ? "gaussian_sketch_dense" : "gaussian_sketch_crs", sp, args);
-    auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-      bench_gaussian_sketch(st, name, space, s);
-    });
-    bm->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(plan.min_time);
-    if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);
+    std::vector<std::pair<const char*, GsCrsRun>> runs = {
+        {s.nnz_row == 0 ? "gaussian_sketch_dense" : "gaussian_sketch_crs", GsCrsRun::call}};
+    if (s.nnz_row > 0) {
+      runs.push_back({"gaussian_sketch_crs_novalidate", GsCrsRun::novalidate});
+      runs.push_back({"validate_crs", GsCrsRun::validate});
+    }
+    for (const auto& r : runs) {
+      const std::string name = bench_name(r.first, sp, args);
+      const GsCrsRun run = r.second;
+      auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
+        bench_gaussian_sketch(st, name, space, s, run);
+      });
+      bm->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(plan.min_time);
+      if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);
+    }
   }
 }
 

@@ -270,7 +270,7 @@ TYPED_TEST(SyntheticMatricesTest, BadArgumentsThrow) {
       [&] { matrix_with_singular_values(Space{}, st, std::vector<double>{1, 1, -1, 0}, A); },
       "matrix_with_singular_values", "negative");
   TestUtil::expect_error([&] { test_matrix_exp(Space{}, st, 2, 0.1, E); },
-                         "exp_singular_values", "k = 0");
+                         "test_matrix_exp", "exp_singular_values: k = 0");
   TestUtil::expect_error([&] { test_matrix_cauchy(Space{}, st, A); }, "test_matrix_cauchy",
                          "square");
   CauchyOptions bad;

@@ -12,7 +12,9 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -510,6 +512,118 @@ TYPED_TEST(CountSketchTest, SlabFallbackShapes) {
       for (std::int64_t c = 0; c < 64; ++c) a[i * 64 + c] = ab[i * 68 + 2 + c];
     check(knob, S, A, a, 64, "rows at 8-byte offsets");
   }
+}
+
+// Validation of a CRS A (on by default) changes nothing for a valid matrix: the same bits
+// with validate_crs off (deterministic mode; atomic mode up to the order of the additions).
+TYPED_TEST(CountSketchTest, CrsValidationOffGivesSameResult) {
+  using Space = TypeParam;
+  const std::int64_t n = 2500, d = 40;
+  const CountSketchOp S(CountSketchDist{29, n}, RNGState(31));
+  const auto A = random_csr<Space>(n, d, 6, 4);
+  for (bool det : {false, true}) {
+    Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> Y1("Y1", 29, d),
+        Y2("Y2", 29, d);
+    CountSketchOptions on;
+    on.deterministic = det;
+    CountSketchOptions off = on;
+    off.validate_crs = false;
+    count_sketch(Space(), S, A, Y1, on);
+    count_sketch(Space(), S, A, Y2, off);
+    const auto y1 = TestUtil::to_host(Y1), y2 = TestUtil::to_host(Y2);
+    if (det) {
+      EXPECT_EQ(y1, y2);
+    } else {
+      ASSERT_EQ(y1.size(), y2.size());
+      for (std::size_t i = 0; i < y1.size(); ++i)
+        EXPECT_NEAR(y1[i], y2[i], 1e-12 * (1.0 + std::abs(y1[i]))) << "entry " << i;
+    }
+  }
+}
+
+// Outputs that share memory with A are rejected; disjoint subviews of one allocation are
+// not, even interleaved ones (column blocks of a LayoutRight matrix), and give the result of
+// separate Views.
+TYPED_TEST(CountSketchTest, SubviewsOfOneAllocation) {
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  using range = std::pair<std::int64_t, std::int64_t>;
+  const std::int64_t n = 300, d = 8, p = 16;
+  const CountSketchOp S(CountSketchDist{p, n}, RNGState(5));
+  CountSketchOptions opts;
+  opts.deterministic = true;  // bitwise comparisons
+  auto run_and_compare = [&](const auto& A, const auto& Y, const char* what) {
+    Kokkos::View<float**, Kokkos::LayoutLeft, mem> Yref("Yref", p, d);
+    Kokkos::View<float**, Kokkos::LayoutLeft, mem> Acopy("Acopy", n, d);
+    Kokkos::deep_copy(Acopy, A);
+    count_sketch(Space(), S, Acopy, Yref, opts);
+    ASSERT_NO_THROW(count_sketch(Space(), S, A, Y, opts)) << what;
+    Kokkos::View<float**, Kokkos::LayoutLeft, mem> Yout("Yout", p, d);
+    Kokkos::deep_copy(Yout, Y);
+    EXPECT_EQ(TestUtil::to_host(Yout), TestUtil::to_host(Yref)) << what;
+  };
+  auto fill = [&](const auto& M, unsigned seed) {
+    auto R = random_matrix<Kokkos::LayoutRight, Space>(M.extent(0), M.extent(1), seed);
+    Kokkos::deep_copy(M, R);
+  };
+  {  // LayoutRight, A = rows [0, n), Y = rows [n, n + p): contiguous and disjoint
+    Kokkos::View<float**, Kokkos::LayoutRight, mem> M("M", n + p, d);
+    fill(M, 1);
+    run_and_compare(Kokkos::subview(M, range(0, n), Kokkos::ALL),
+                    Kokkos::subview(M, range(n, n + p), Kokkos::ALL), "row blocks");
+    // Y = rows [n - 1, n - 1 + p): shares row n - 1 with A.
+    EXPECT_THROW(count_sketch(Space(), S, Kokkos::subview(M, range(0, n), Kokkos::ALL),
+                              Kokkos::subview(M, range(n - 1, n - 1 + p), Kokkos::ALL), opts),
+                 Error);
+  }
+  {  // LayoutRight, A = columns [0, d), Y = columns [d, 2d) of the first p rows: interleaved
+    Kokkos::View<float**, Kokkos::LayoutRight, mem> M("M", n, 2 * d);
+    fill(M, 2);
+    const auto A = Kokkos::subview(M, Kokkos::ALL, range(0, d));
+    run_and_compare(A, Kokkos::subview(M, range(0, p), range(d, 2 * d)), "column blocks");
+    run_and_compare(A, Kokkos::subview(M, range(n - p, n), range(d, 2 * d)),
+                    "column blocks, last rows");
+    // Y = columns [d - 1, 2d - 1): its first column is A's last.
+    EXPECT_THROW(count_sketch(Space(), S, A, Kokkos::subview(M, range(0, p), range(d - 1, 2 * d - 1)),
+                              opts),
+                 Error);
+    // Y = columns [1, d + 1) of rows [5, 5 + p): partial overlap in every row.
+    try {
+      count_sketch(Space(), S, A, Kokkos::subview(M, range(5, 5 + p), range(1, d + 1)), opts);
+      FAIL() << "no exception";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.function(), "count_sketch");
+      EXPECT_NE(std::string(e.what()).find("Y overlaps A"), std::string::npos) << e.what();
+    }
+  }
+  {  // LayoutLeft, A = columns [0, d), Y = columns [d, 2d) of the first p rows
+    Kokkos::View<float**, Kokkos::LayoutLeft, mem> M("M", n, 2 * d);
+    Kokkos::deep_copy(M, 0.5f);
+    run_and_compare(Kokkos::subview(M, Kokkos::ALL, range(0, d)),
+                    Kokkos::subview(M, range(0, p), range(d, 2 * d)), "LayoutLeft column blocks");
+    EXPECT_THROW(count_sketch(Space(), S, Kokkos::subview(M, Kokkos::ALL, range(0, d)),
+                              Kokkos::subview(M, range(0, p), range(d - 1, 2 * d - 1)), opts),
+                 Error);
+  }
+  // The footprint test itself: columns of a LayoutRight matrix against each other and
+  // against column blocks (rank 1 against rank 2, same stride).
+  Kokkos::View<float**, Kokkos::LayoutRight, mem> M("M", 10, 6);
+  const auto fp = [](const auto& v) { return Impl::view_footprint(v); };
+  const auto c0 = Kokkos::subview(M, Kokkos::ALL, 0), c3 = Kokkos::subview(M, Kokkos::ALL, 3);
+  const auto b02 = Kokkos::subview(M, Kokkos::ALL, range(0, 3)),
+             b35 = Kokkos::subview(M, Kokkos::ALL, range(3, 6));
+  EXPECT_FALSE(Impl::footprints_overlap(fp(c0), fp(c3)));
+  EXPECT_TRUE(Impl::footprints_overlap(fp(c0), fp(c0)));
+  EXPECT_FALSE(Impl::footprints_overlap(fp(c3), fp(b02)));
+  EXPECT_TRUE(Impl::footprints_overlap(fp(c3), fp(b35)));
+  EXPECT_TRUE(Impl::footprints_overlap(fp(b35), fp(c3)));
+  EXPECT_FALSE(Impl::footprints_overlap(fp(b02), fp(b35)));
+  EXPECT_FALSE(Impl::footprints_overlap(fp(Kokkos::subview(M, 2, Kokkos::ALL)),
+                                        fp(Kokkos::subview(M, range(3, 10), Kokkos::ALL))));
+  EXPECT_TRUE(Impl::footprints_overlap(fp(Kokkos::subview(M, 3, Kokkos::ALL)),
+                                       fp(Kokkos::subview(M, range(3, 10), Kokkos::ALL))));
+  Kokkos::View<float**, Kokkos::LayoutRight, mem> E("E", 0, 6);
+  EXPECT_FALSE(Impl::footprints_overlap(fp(E), fp(M)));
 }
 
 TYPED_TEST(CountSketchTest, BadInputThrows) {

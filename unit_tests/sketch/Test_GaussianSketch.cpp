@@ -7,7 +7,10 @@
 #include "KokkosSketch_SketchTestUtils.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
+#include <utility>
 
 namespace {
 
@@ -208,6 +211,7 @@ TYPED_TEST(GaussianSketchTest, DefaultInstanceOverloadAndAsync) {
   const Space space;
   ProjectOptions async;
   async.check_finite = false;
+  async.validate_crs = false;  // validation of the CRS A fences: off for an asynchronous call
   gaussian_sketch(space, S, Ad, Y1, async);
   gaussian_sketch(space, S, Ac, Y3, async);
   space.fence();
@@ -215,6 +219,43 @@ TYPED_TEST(GaussianSketchTest, DefaultInstanceOverloadAndAsync) {
   gaussian_sketch(S, Ac, Y4);
   EXPECT_EQ(TestUtil::to_host(Y1), TestUtil::to_host(Y2));
   EXPECT_EQ(TestUtil::to_host(Y3), TestUtil::to_host(Y4));
+}
+
+// Validation of a CRS A (on by default) changes nothing for a valid matrix: the same bits
+// with validate_crs off; a Y that overlaps A's values is rejected, a Y in the same allocation
+// but disjoint from them is not.
+TYPED_TEST(GaussianSketchTest, CrsValidationOffGivesSameBits) {
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  const std::int64_t n = 300, d = 7, p = 12;
+  const HostMatrix A = TestUtil::sparse_random_matrix(n, d, 0.3, 21);
+  const auto Ac = TestUtil::to_crs<Space>(A);
+  const GaussianSketchOp S(GaussianSketchDist{p, n}, RNGState(13));
+  Kokkos::View<double**, Kokkos::LayoutLeft, mem> Y1("Y1", p, d), Y2("Y2", p, d);
+  ProjectOptions off;
+  off.validate_crs = false;
+  gaussian_sketch(Space(), S, Ac, Y1);
+  gaussian_sketch(Space(), S, Ac, Y2, off);
+  EXPECT_EQ(TestUtil::to_host(Y1), TestUtil::to_host(Y2));
+  // Y on a buffer that also holds a copy of the values, after them: accepted.
+  const std::int64_t nnz = Ac.values.extent(0);
+  Kokkos::View<double*, mem> buf("buf", nnz + p * d);
+  Kokkos::deep_copy(Kokkos::subview(buf, std::make_pair(std::int64_t(0), nnz)), Ac.values);
+  auto Ab = Ac;
+  Ab.values = Kokkos::subview(buf, std::make_pair(std::int64_t(0), nnz));
+  using um_t = Kokkos::View<double**, Kokkos::LayoutLeft, mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const um_t Yafter(buf.data() + nnz, p, d), Yover(buf.data() + nnz - 1, p, d);
+  gaussian_sketch(Space(), S, Ab, Yafter);
+  Kokkos::View<double**, Kokkos::LayoutLeft, mem> Y3("Y3", p, d);
+  Kokkos::deep_copy(Y3, Yafter);
+  EXPECT_EQ(TestUtil::to_host(Y3), TestUtil::to_host(Y1));
+  try {
+    gaussian_sketch(Space(), S, Ab, Yover);
+    FAIL() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.function(), "gaussian_sketch");
+    EXPECT_NE(std::string(e.what()).find("Y overlaps A.values"), std::string::npos) << e.what();
+  }
 }
 
 TYPED_TEST(GaussianSketchTest, BadInputThrows) {

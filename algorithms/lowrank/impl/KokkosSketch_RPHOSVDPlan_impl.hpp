@@ -136,6 +136,52 @@ void RPHOSVD<ExecSpace>::grow_permuted() {
                  m_dims.size());
 }
 
+/// What allocate() will allocate (its main arrays), checked against the capacity of the
+/// memory space (Impl::WorkspaceEstimate) before anything is allocated.
+template <class ExecSpace>
+void RPHOSVD<ExecSpace>::check_workspace() const {
+  const int N = order();
+  const std::string shape = Impl::concat("extents ", Impl::dims_string(m_dims), " and ranks ",
+                                         Impl::dims_string(m_ranks));
+  Impl::WorkspaceEstimate ws("RPHOSVD");
+  std::int64_t omega = 0, omega_all = 0, xall = 0;
+  bool permuted = false;
+  for (int k = 0; k < N; ++k) {
+    ws.add(Impl::concat("W_", k + 1), m_dims.n[k], m_ranks.n[k], sizeof(float), shape);
+    const std::int64_t entries = m_dims.size() / m_dims.n[k] * m_ranks.n[k];
+    omega = std::max(omega, entries);
+    omega_all += entries;
+    xall += m_dims.n[k] * m_ranks.n[k];
+    const std::int64_t P = m_dims.before(k);
+    permuted = permuted || (P > 1 && m_dims.after(k) > 1 &&
+                            !(m_proj == ProjectionGemm::sgemm && Impl::use_slabs<ExecSpace>(P)) &&
+                            !unfolded_in_place(k));
+  }
+  if (m_ortho.cholesky()) ws.add("the FP64 copies of the W", xall, 1, sizeof(double), shape);
+  if (m_options.reuse_omega) omega = omega_all;
+  const std::string omega_cause =
+      m_options.reuse_omega ? "reuse_omega = true with " + shape : shape;
+  if (m_proj == ProjectionGemm::sgemm) {
+    ws.add("the Omega_(i)", omega, 1, sizeof(float), omega_cause);
+  } else if (m_proj != ProjectionGemm::shgemm_fused) {
+    ws.add("the Omega_(i) (FP16)", omega, 1, sizeof(fp16), omega_cause);
+  }
+  const Impl::ChainSizes cs = Impl::chain_sizes_for<ExecSpace>(m_dims, m_ranks, m_order);
+  std::int64_t split_out = 0;
+  if (core_on_shgemm()) {
+    const int k = m_order[0];
+    split_out = 2 * m_ranks.n[k] * (m_dims.size() / m_dims.n[k]);
+    ws.add("Q_split", 2 * m_dims.n[k], m_ranks.n[k], sizeof(fp16), shape);
+  }
+  ws.add(permuted ? "the permuted copy of A" : "the permuted core operand",
+         std::max({permuted ? m_dims.size() : 0, cs.perm_in, split_out}), 1, sizeof(float),
+         shape)
+      .add("the permuted core", cs.perm_out, 1, sizeof(float), shape)
+      .add("the core work buffers", cs.intermediate, 2, sizeof(float), shape)
+      .add("the core", m_ranks.size(), 1, sizeof(float), shape);
+  ws.check<typename ExecSpace::memory_space>();
+}
+
 template <class ExecSpace>
 void RPHOSVD<ExecSpace>::allocate() {
   const int N = order();

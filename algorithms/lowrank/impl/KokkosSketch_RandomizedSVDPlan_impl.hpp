@@ -16,6 +16,32 @@
 
 namespace KokkosSketch {
 
+/// The arrays allocate() and make_omega() will allocate, checked against the capacity of the
+/// memory space (Impl::WorkspaceEstimate; overflow-safe for any m, n, k).
+template <class ExecSpace, class Scalar>
+void RandomizedSVD<ExecSpace, Scalar>::check_workspace() const {
+  const std::int64_t k = m_k, p = m_opts.rank;
+  const std::string cause = Impl::concat("rank + oversampling = ", p, " + ", m_opts.oversampling,
+                                         " = ", k, " with A of ", m_m, " x ", m_n);
+  const bool direct = m_small == SmallSvdMethod::direct;
+  Impl::WorkspaceEstimate ws("RandomizedSVD");
+  ws.add("Y", m_m, k, sizeof(Scalar), cause)
+      .add("Z", m_n, k, sizeof(Scalar), cause)
+      .add("the small factors", 3 * k, k, sizeof(Scalar), cause);
+  if (direct) ws.add("Ub", m_n, k, sizeof(Scalar), cause);
+  if (cholesky() || gram()) {
+    const std::int64_t rows = cholesky() ? (m_m > m_n ? m_m : m_n) : (direct ? m_n : k);
+    ws.add("the FP64 copy of the Cholesky QR", rows, k, sizeof(double), cause);
+  }
+  if (gram()) ws.add("the FP64 Gram-eigen factor", direct ? m_n : k, k, sizeof(double), cause);
+  if (m_proj == ProjectionGemm::sgemm) {
+    ws.add("Omega", m_n, k, sizeof(Scalar), cause);
+  } else if (m_proj == ProjectionGemm::shgemm_fp16 || m_proj == ProjectionGemm::shgemm_tf32) {
+    ws.add("Omega (FP16)", m_n, k, sizeof(fp16), cause);
+  }
+  ws.check<memory_space>();
+}
+
 template <class ExecSpace, class Scalar>
 void RandomizedSVD<ExecSpace, Scalar>::allocate() {
   const std::int64_t k = m_k, p = m_opts.rank;

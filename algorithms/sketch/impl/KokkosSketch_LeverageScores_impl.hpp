@@ -6,11 +6,15 @@
 #define KOKKOSSKETCH_LEVERAGESCORES_IMPL_HPP
 
 #include <KokkosSketch_Compat.hpp>
+#include <KokkosSketch_DenseLA.hpp>
 #include <KokkosSketch_RNG.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <string>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -48,16 +52,44 @@ std::int64_t count_bad_scores(const ExecSpace& space, const SView& scores) {
   return bad;
 }
 
-/// cdf(0) = 0, cdf(i + 1) = scores(0) + ... + scores(i) in double; returns the total (waits).
+/// The largest score, in double (waits for the result).
+template <class ExecSpace, class SView>
+double max_score(const ExecSpace& space, const SView& scores) {
+  double m = 0;
+  Kokkos::parallel_reduce(
+      "KokkosSketch::leverage_scores[max]",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
+                                                                       scores.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i, double& acc) {
+        const double v = double(scores(i));
+        if (v > acc) acc = v;
+      },
+      Kokkos::Max<double>(m));
+  return m;
+}
+
+/// The power of two 2^-e, e = ilogb(max score), that brings the largest score into [1, 2):
+/// multiplying by it is exact (no rounding) for every score it does not push below the
+/// normal range, and the scaled sum is at most 2 n, so it cannot overflow. Used only when the
+/// unscaled sum overflows (valid results where it does not stay bit for bit as they were).
+template <class ExecSpace, class SView>
+double overflow_scale(const ExecSpace& space, const SView& scores) {
+  const double m = max_score(space, scores);
+  return m > 0 ? std::ldexp(1.0, -std::ilogb(m)) : 1.0;
+}
+
+/// cdf(0) = 0, cdf(i + 1) = scale (scores(0) + ... + scores(i)) in double (each score
+/// multiplied by `scale`, 1 or an overflow_scale); returns the total (waits).
 template <class ExecSpace, class SView, class CView>
-double cumulative_scores(const ExecSpace& space, const SView& scores, const CView& cdf) {
+double cumulative_scores(const ExecSpace& space, const SView& scores, const CView& cdf,
+                         double scale = 1.0) {
   double total = 0;
   Kokkos::parallel_scan(
       "KokkosSketch::leverage_sampling[scan]",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
                                                                        scores.extent(0)),
       KOKKOS_LAMBDA(std::int64_t i, double& run, bool final) {
-        run += double(scores(i));
+        run += double(scores(i)) * scale;
         if (final) {
           cdf(i + 1) = run;
           if (i == 0) cdf(0) = 0.0;
@@ -67,33 +99,37 @@ double cumulative_scores(const ExecSpace& space, const SView& scores, const CVie
   return total;
 }
 
-/// Sum of the scores in double (a functor: usable from any function).
+/// Sum of the scores times `scale` in double (a functor: usable from any function).
 template <class SView>
 struct SumScores {
   SView s;
+  double scale = 1.0;  ///< 1, or an overflow_scale
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, double& acc) const {
-    acc += double(s(i));
+    acc += double(s(i)) * scale;
   }
 };
 
-/// p(i) = scores(i) / total.
+/// p(i) = scale scores(i) / total (total: the sum of the scores times scale).
 template <class ExecSpace, class SView, class PView>
-void probabilities(const ExecSpace& space, const SView& scores, double total, const PView& p) {
+void probabilities(const ExecSpace& space, const SView& scores, double total, const PView& p,
+                   double scale = 1.0) {
   Kokkos::parallel_for(
       "KokkosSketch::sampling_probabilities",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
                                                                        scores.extent(0)),
       KOKKOS_LAMBDA(std::int64_t i) {
-        p(i) = typename PView::non_const_value_type(double(scores(i)) / total);
+        p(i) = typename PView::non_const_value_type(double(scores(i)) * scale / total);
       });
 }
 
 /// Draw j: u = u01_53 of Philox(counter + (j, 0)) words 0 and 1, t = u total, row = the
 /// smallest i with cdf(i + 1) >= t (rows with zero score are skipped), weight =
-/// 1 / sqrt(p pi_row) with pi_row = scores(row) / total. Pure function of (state, j).
+/// 1 / sqrt(p pi_row) with pi_row = scale scores(row) / total (cdf and total from
+/// cumulative_scores with the same scale). Pure function of (state, j).
 template <class ExecSpace, class SView, class CView, class IView, class WView>
 void sample_rows(const ExecSpace& space, const SView& scores, const CView& cdf, double total,
-                 const RNGState& state, const IView& rows, const WView& weights) {
+                 const RNGState& state, const IView& rows, const WView& weights,
+                 double scale = 1.0) {
   const std::int64_t n = scores.extent(0);
   const std::int64_t p = rows.extent(0);
   const PhiloxKey key = state.key;
@@ -116,9 +152,85 @@ void sample_rows(const ExecSpace& space, const SView& scores, const CView& cdf, 
         while (lo < n - 1 && !(double(scores(lo)) > 0)) ++lo;
         while (lo > 0 && !(double(scores(lo)) > 0)) --lo;
         rows(j) = lo;
-        const double pi = double(scores(lo)) / total;
+        const double pi = double(scores(lo)) * scale / total;
         weights(j) = typename WView::non_const_value_type(1.0 / Impl::sqrt(double(p) * pi));
       });
+}
+
+/// What the rank test of approx_leverage_scores saw on the diagonal of R (the test of
+/// DenseLA::check_full_rank, without the throw): full rank when every |R(i, i)| is finite
+/// and min |R(i, i)| > tol max |R(j, j)|, tol = max(m, d) eps.
+struct SketchRank {
+  bool finite = true;      ///< every diagonal entry is finite
+  bool full_rank = true;   ///< finite and min > tol max
+  std::int64_t imin = 0;   ///< where the smallest (or the first non-finite) entry is
+  double dmin = 0, dmax = 0, tol = 0;
+};
+
+/// Reads |diag(R)| of a d x d upper-triangular R to the host (waits) and applies the rank
+/// test for a factored matrix of m rows.
+template <class Scalar, class ExecSpace, class RView>
+SketchRank sketch_rank(const ExecSpace& space, const RView& R, std::int64_t m) {
+  const std::int64_t d = R.extent(0);
+  Kokkos::View<Scalar*, typename ExecSpace::memory_space> diag(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::diag"), d);
+  abs_diagonal(space, R, diag);
+  auto h = create_host_mirror_noinit(diag);
+  Kokkos::deep_copy(space, h, diag);
+  fence(space, "KokkosSketch::approx_leverage_scores::rank");
+  SketchRank r;
+  r.dmin = std::numeric_limits<double>::infinity();
+  for (std::int64_t i = 0; i < d; ++i) {
+    const double v = double(h(i));
+    if (!std::isfinite(v)) {
+      r.finite = r.full_rank = false;
+      r.imin = i;
+      r.dmin = v;
+      return r;
+    }
+    r.dmax = v > r.dmax ? v : r.dmax;
+    if (v < r.dmin) {
+      r.dmin = v;
+      r.imin = i;
+    }
+  }
+  r.tol = double(m > d ? m : d) * double(std::numeric_limits<Scalar>::epsilon());
+  r.full_rank = r.dmin > r.tol * r.dmax;
+  return r;
+}
+
+/// One first sketch of approx_leverage_scores: its kind, rows and RNG state.
+struct LeverageAttempt {
+  bool gaussian = false;
+  std::int64_t rows = 0;
+  RNGState state{};
+};
+
+/// The sketch tried after `a` was rank-deficient (a is attempt `retry` - 1, 0-based; the
+/// first is the caller's): retry 1 is the same kind with twice the rows, retry 2 a Gaussian
+/// sketch with max(d + 32, 8 d) rows (4 k1 after a Gaussian first sketch of k1 rows).
+/// `next` is the state after the previous sketch (its next_state()). Row counts saturate
+/// instead of overflowing.
+inline LeverageAttempt next_leverage_attempt(const LeverageAttempt& first, int retry,
+                                             std::int64_t d, const RNGState& next) {
+  constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max() / 4;
+  const std::int64_t k1 = first.rows < big ? first.rows : big;
+  LeverageAttempt a;
+  a.state = next;
+  if (retry == 1) {
+    a.gaussian = first.gaussian;
+    a.rows = 2 * k1;
+  } else {
+    a.gaussian = true;
+    const std::int64_t kg = 8 * d > d + 32 ? 8 * d : d + 32;
+    a.rows = first.gaussian ? 4 * k1 : kg;
+  }
+  return a;
+}
+
+/// A short description of an attempt for messages: "a CountSketch of 38 rows".
+inline std::string describe_attempt(const LeverageAttempt& a) {
+  return concat(a.gaussian ? "a Gaussian sketch of " : "a CountSketch of ", a.rows, " rows");
 }
 
 /// SA(j, c) = weights(j) A(rows(j), c).

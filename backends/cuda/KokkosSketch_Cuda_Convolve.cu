@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Cuda_Convolve.cu
+/// \brief The batched convolution of pmfs and its gradients on CUDA. Compiled by nvcc alone (no
+/// Kokkos); the interface is KokkosSketch_Cuda_ConvolveKernels.hpp, the bridge for Kokkos Views
+/// KokkosSketch_Cuda_Convolve.hpp.
+///
+/// **Tiled forward kernel** (m >= n): the generic kernel's equal-work pairing (slot i owns
+/// r[i] and r[i + m], n terms each, circular index (i - j) mod m), with
+/// - register blocking: a thread owns R = 8 consecutive slots, a block of B threads (64 or 128)
+///   TI = 8 B slots;
+/// - shared tiles of TJ = 128 q values and the TI + TJ - 1 circularly indexed p values they
+///   meet, double-buffered and filled with cp.async (element by element, so any stride,
+///   including zero, and the circular wrap are handled; the seed's "further work") while the
+///   previous stage is consumed;
+/// - a sliding register window over p: for R consecutive terms a thread reads R new p values
+///   (and carries R - 1), giving R^2 FMAs per 2R shared loads; the p tile is stored with one
+///   padding word per 32 (index x at x + x / 32), so the stride-R reads of a warp are mostly
+///   free of bank conflicts;
+/// - tiles that lie wholly below (all terms in r[i]) or above (all in r[i + m]) the triangle
+///   boundary take the unrolled path; the few that straddle it, and the last partial tile,
+///   take a per-term select loop bounded by the true tile length (so an Inf in p never meets
+///   a padding zero);
+/// - split-K: when batch x blocks would leave the GPU idle (one long convolution), the q
+///   tiles are split over `splits` blocks writing partial sums to a workspace, summed by a
+///   second kernel in split order (deterministic).
+///
+/// **Small-size kernel** (the seed's version 4): one warp per slot, lanes over the terms,
+/// warp-shuffle butterfly sums; one short launch for a single 2048-long convolution.
+///
+/// **Correlation** (both gradients): out[o] = sum_k a[k] g[o + k], the same structure with
+/// the window sliding forward, no triangle split, an optional sum over the batch (a shared
+/// operand's gradient) inside the block, split-K over (batch entry, term tile) pairs.
+///
+/// Accuracy: every output is a sum of its terms in the value type, in an order that depends
+/// on the kernel and the split; |error| <= gamma_k sum |terms| (k the number of terms), the
+/// bound of the generic kernel. Deterministic run to run (no atomics).
+#define KOKKOSSKETCH_NO_KOKKOS  // before any core header: they select their Kokkos-free form
+#include <KokkosSketch_Cuda_Check.hpp>
+#include <KokkosSketch_Cuda_ConvolveKernels.hpp>
+#include <KokkosSketch_Error.hpp>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace KokkosSketch {
+namespace Impl {
+namespace CudaConv {
+namespace {
+
+constexpr int R = 8;     // outputs per thread
+constexpr int TJ = 128;  // terms per stage
+constexpr std::int64_t max_grid = 2147483647;
+
+/// Padded shared index: one word of padding per 32.
+__device__ __forceinline__ int pad(int x) { return x + (x >> 5); }
+
+/// Asynchronous copy of one 4- or 8-byte element global -> shared (plain copy before sm_80).
+template <class T>
+__device__ __forceinline__ void copy_async(T* dst, const T* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src),
+               "n"(int(sizeof(T)))
+               : "memory");
+#else
+  *dst = *src;
+#endif
+}
+__device__ __forceinline__ void commit_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void wait_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// ------------------------------------------------------------------------------------------
+// Forward
+// ------------------------------------------------------------------------------------------
+
+/// Tiled forward kernel. Block t (after block0) takes batch entry b, slot block ib and split s;
+/// with splits > 1 it writes its partial sums to ws[((s * batch + b) * 2 + {0,1}) * m + i].
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) forward_tiled(ForwardProblem<T> pr,
+                                                       std::int64_t slot_blocks,
+                                                       std::int64_t splits,
+                                                       std::int64_t block0, T* ws) {
+  constexpr int TI = BLOCK * R;
+  constexpr int W = TI + TJ - 1;
+  constexpr int PW = W + W / 32 + 1;
+  __shared__ __align__(16) T ps[2][PW];
+  __shared__ __align__(16) T qs[2][TJ];
+  const std::int64_t t = block0 + blockIdx.x;
+  const std::int64_t s = t % splits;
+  const std::int64_t ib = (t / splits) % slot_blocks;
+  const std::int64_t b = t / (splits * slot_blocks);
+  const std::int64_t m = pr.m, n = pr.n;
+  const std::int64_t i0 = ib * TI;
+  const T* p = pr.p + b * pr.p_bs;
+  const T* q = pr.q + b * pr.q_bs;
+  const int tid = threadIdx.x;
+  const std::int64_t ntiles = (n + TJ - 1) / TJ;
+  const std::int64_t per = (ntiles + splits - 1) / splits;
+  const std::int64_t tile_begin = s * per;
+  const std::int64_t tile_end = tile_begin + per < ntiles ? tile_begin + per : ntiles;
+
+  T lo[R], hi[R];
+#pragma unroll
+  for (int c = 0; c < R; ++c) lo[c] = hi[c] = T(0);
+
+  auto load = [&](int st, std::int64_t j0) {
+    const std::int64_t kmax = n - j0 < TJ ? n - j0 : TJ;
+    for (int x = tid; x < W; x += BLOCK) {
+      std::int64_t d = i0 - j0 - (TJ - 1) + x;
+      if (d < 0) d += m;
+      T* dst = &ps[st][pad(x)];
+      if (d >= 0 && d < m) {
+        copy_async(dst, p + d * pr.p_s);
+      } else {
+        *dst = T(0);
+      }
+    }
+    for (int x = tid; x < TJ; x += BLOCK) {
+      T* dst = &qs[st][x];
+      if (x < kmax) {
+        copy_async(dst, q + (j0 + x) * pr.q_s);
+      } else {
+        *dst = T(0);
+      }
+    }
+    commit_async();
+  };
+
+  const int base = R * tid + TJ - 1;  // p tile index of (slot c, term k): base + c - k
+  if (tile_begin < tile_end) load(0, tile_begin * TJ);
+  for (std::int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    const int st = int((tile - tile_begin) & 1);
+    const std::int64_t j0 = tile * TJ;
+    if (tile + 1 < tile_end) {
+      load(st ^ 1, j0 + TJ);
+      wait_async<1>();
+    } else {
+      wait_async<0>();
+    }
+    __syncthreads();
+    const T* P = ps[st];
+    const T* Q = qs[st];
+    const int kmax = n - j0 < TJ ? int(n - j0) : TJ;
+    const bool all_lo = kmax == TJ && j0 + TJ - 1 <= i0;
+    const bool all_hi = kmax == TJ && j0 > i0 + TI - 1;
+    // The unrolled path on lo or hi (two call sites, so each array stays in registers).
+    auto full = [&](T(&acc)[R]) {
+      T u[2 * R - 1];  // u[x] = P[base - kk - (R - 1) + x]
+#pragma unroll
+      for (int x = 0; x < 2 * R - 1; ++x) u[x] = P[pad(base - (R - 1) + x)];
+#pragma unroll 1
+      for (int kk = 0; kk < TJ; kk += R) {
+#pragma unroll
+        for (int z = 0; z < R; ++z) {
+          const T qk = Q[kk + z];
+#pragma unroll
+          for (int c = 0; c < R; ++c) acc[c] = fma(u[c - z + R - 1], qk, acc[c]);
+        }
+        if (kk + R < TJ) {
+#pragma unroll
+          for (int x = 2 * R - 2; x >= R; --x) u[x] = u[x - R];
+#pragma unroll
+          for (int x = 0; x < R; ++x) u[x] = P[pad(base - kk - R - (R - 1) + x)];
+        }
+      }
+    };
+    if (all_lo) {
+      full(lo);
+    } else if (all_hi) {
+      full(hi);
+    } else {
+      int lim[R];  // terms k <= lim[c] go to r[i], the others to r[i + m]
+#pragma unroll
+      for (int c = 0; c < R; ++c) {
+        const std::int64_t l = i0 + R * tid + c - j0;
+        lim[c] = l < -1 ? -1 : (l > TJ ? TJ : int(l));
+      }
+      for (int k = 0; k < kmax; ++k) {
+        const T qk = Q[k];
+#pragma unroll
+        for (int c = 0; c < R; ++c) {
+          const T pv = P[pad(base + c - k)];
+          if (k <= lim[c]) {
+            lo[c] = fma(pv, qk, lo[c]);
+          } else {
+            hi[c] = fma(pv, qk, hi[c]);
+          }
+        }
+      }
+    }
+    __syncthreads();  // stage st is refilled by the next iteration's load
+  }
+
+#pragma unroll
+  for (int c = 0; c < R; ++c) {
+    const std::int64_t i = i0 + R * tid + c;
+    if (i >= m) break;
+    if (splits == 1) {
+      pr.r[b * pr.r_bs + i * pr.r_s] = lo[c];
+      if (i < n - 1) pr.r[b * pr.r_bs + (i + m) * pr.r_s] = hi[c];
+    } else {
+      T* w = ws + ((s * pr.batch + b) * 2) * m;
+      w[i] = lo[c];
+      w[m + i] = hi[c];
+    }
+  }
+}
+
+/// Sums the split-K partial sums of the forward kernel, in split order, into r.
+template <class T>
+__global__ void forward_reduce(ForwardProblem<T> pr, std::int64_t splits, const T* ws,
+                               std::int64_t x0) {
+  const std::int64_t x = x0 + std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t m = pr.m, n = pr.n;
+  if (x >= pr.batch * m) return;
+  const std::int64_t b = x / m, i = x % m;
+  T lo = 0, hi = 0;
+  for (std::int64_t s = 0; s < splits; ++s) {
+    const T* w = ws + ((s * pr.batch + b) * 2) * m;
+    lo += w[i];
+    hi += w[m + i];
+  }
+  pr.r[b * pr.r_bs + i * pr.r_s] = lo;
+  if (i < n - 1) pr.r[b * pr.r_bs + (i + m) * pr.r_s] = hi;
+}
+
+/// Small-size forward kernel: one warp per slot (the seed's version 4), butterfly sums.
+template <class T>
+__global__ void __launch_bounds__(256) forward_small(ForwardProblem<T> pr, std::int64_t w0) {
+  const std::int64_t w = w0 + (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t m = pr.m, n = pr.n;
+  if (w >= pr.batch * m) return;  // uniform over the warp
+  const std::int64_t b = w / m, i = w % m;
+  const T* p = pr.p + b * pr.p_bs;
+  const T* q = pr.q + b * pr.q_bs;
+  T lo = 0, hi = 0;
+  for (std::int64_t j = lane; j < n; j += 32) {
+    const std::int64_t d = i - j;
+    const T qv = q[j * pr.q_s];
+    if (d >= 0) {
+      lo = fma(p[d * pr.p_s], qv, lo);
+    } else {
+      hi = fma(p[(d + m) * pr.p_s], qv, hi);
+    }
+  }
+#pragma unroll
+  for (int o = 16; o >= 1; o /= 2) {
+    lo += __shfl_xor_sync(0xffffffffu, lo, o);
+    hi += __shfl_xor_sync(0xffffffffu, hi, o);
+  }
+  if (lane == 0) {
+    pr.r[b * pr.r_bs + i * pr.r_s] = lo;
+    if (i < n - 1) pr.r[b * pr.r_bs + (i + m) * pr.r_s] = hi;
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Correlation
+// ------------------------------------------------------------------------------------------
+
+/// Tiled correlation. Block t takes output row bo, output block ob and split s; the work items
+/// are (batch entry, term tile) pairs, nb = batch (reduce) or 1 entries times ktiles tiles,
+/// split evenly; with splits > 1 partial sums go to ws[(s * rows + bo) * O + o].
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) correlate_tiled(CorrelateProblem<T> pr,
+                                                         std::int64_t out_blocks,
+                                                         std::int64_t splits,
+                                                         std::int64_t block0, T* ws) {
+  constexpr int TO = BLOCK * R;
+  constexpr int W = TO + TJ - 1;
+  constexpr int PW = W + W / 32 + 1;
+  __shared__ __align__(16) T gs[2][PW];
+  __shared__ __align__(16) T as[2][TJ];
+  const std::int64_t t = block0 + blockIdx.x;
+  const std::int64_t s = t % splits;
+  const std::int64_t ob = (t / splits) % out_blocks;
+  const std::int64_t bo = t / (splits * out_blocks);
+  const std::int64_t O = pr.O, K = pr.K, glen = O + K - 1;
+  const std::int64_t o0 = ob * TO;
+  const int tid = threadIdx.x;
+  const std::int64_t ktiles = (K + TJ - 1) / TJ;
+  const std::int64_t nb = pr.reduce ? pr.batch : 1;
+  const std::int64_t items = nb * ktiles;
+  const std::int64_t per = (items + splits - 1) / splits;
+  const std::int64_t it_begin = s * per;
+  const std::int64_t it_end = it_begin + per < items ? it_begin + per : items;
+  const std::int64_t rows = pr.reduce ? 1 : pr.batch;
+
+  T acc[R];
+#pragma unroll
+  for (int c = 0; c < R; ++c) acc[c] = T(0);
+
+  auto load = [&](int st, std::int64_t item) {
+    const std::int64_t bb = pr.reduce ? item / ktiles : bo;
+    const std::int64_t k0 = (item % ktiles) * TJ;
+    const std::int64_t kmax = K - k0 < TJ ? K - k0 : TJ;
+    const T* a = pr.a + bb * pr.a_bs;
+    const T* g = pr.g + bb * pr.g_bs;
+    for (int x = tid; x < W; x += BLOCK) {
+      const std::int64_t gi = o0 + k0 + x;
+      T* dst = &gs[st][pad(x)];
+      if (gi < glen) {
+        copy_async(dst, g + gi * pr.g_s);
+      } else {
+        *dst = T(0);
+      }
+    }
+    for (int x = tid; x < TJ; x += BLOCK) {
+      T* dst = &as[st][x];
+      if (x < kmax) {
+        copy_async(dst, a + (k0 + x) * pr.a_s);
+      } else {
+        *dst = T(0);
+      }
+    }
+    commit_async();
+  };
+
+  const int base = R * tid;  // g tile index of (output c, term k): base + c + k
+  if (it_begin < it_end) load(0, it_begin);
+  for (std::int64_t it = it_begin; it < it_end; ++it) {
+    const int st = int((it - it_begin) & 1);
+    if (it + 1 < it_end) {
+      load(st ^ 1, it + 1);
+      wait_async<1>();
+    } else {
+      wait_async<0>();
+    }
+    __syncthreads();
+    const T* G = gs[st];
+    const T* A = as[st];
+    const std::int64_t k0 = (it % ktiles) * TJ;
+    const int kmax = K - k0 < TJ ? int(K - k0) : TJ;
+    if (kmax == TJ) {
+      T u[2 * R - 1];  // u[x] = G[base + kk + x]
+#pragma unroll
+      for (int x = 0; x < 2 * R - 1; ++x) u[x] = G[pad(base + x)];
+#pragma unroll 1
+      for (int kk = 0; kk < TJ; kk += R) {
+#pragma unroll
+        for (int z = 0; z < R; ++z) {
+          const T ak = A[kk + z];
+#pragma unroll
+          for (int c = 0; c < R; ++c) acc[c] = fma(ak, u[c + z], acc[c]);
+        }
+        if (kk + R < TJ) {
+#pragma unroll
+          for (int x = 0; x < R - 1; ++x) u[x] = u[x + R];
+#pragma unroll
+          for (int x = R - 1; x < 2 * R - 1; ++x) u[x] = G[pad(base + kk + R + x)];
+        }
+      }
+    } else {
+      for (int k = 0; k < kmax; ++k) {
+        const T ak = A[k];
+#pragma unroll
+        for (int c = 0; c < R; ++c) acc[c] = fma(ak, G[pad(base + c + k)], acc[c]);
+      }
+    }
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (int c = 0; c < R; ++c) {
+    const std::int64_t o = o0 + R * tid + c;
+    if (o >= O) break;
+    if (splits == 1) {
+      pr.out[bo * pr.out_bs + o * pr.out_s] = acc[c];
+    } else {
+      ws[(s * rows + bo) * O + o] = acc[c];
+    }
+  }
+}
+
+/// Sums the split-K partial sums of the correlation, in split order.
+template <class T>
+__global__ void correlate_reduce(CorrelateProblem<T> pr, std::int64_t splits, const T* ws,
+                                 std::int64_t x0) {
+  const std::int64_t rows = pr.reduce ? 1 : pr.batch;
+  const std::int64_t x = x0 + std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= rows * pr.O) return;
+  const std::int64_t bo = x / pr.O, o = x % pr.O;
+  T sum = 0;
+  for (std::int64_t s = 0; s < splits; ++s) sum += ws[(s * rows + bo) * pr.O + o];
+  pr.out[bo * pr.out_bs + o * pr.out_s] = sum;
+}
+
+/// Small-size correlation: one warp per output, lanes over the terms (and the batch entries
+/// summed), butterfly sums.
+template <class T>
+__global__ void __launch_bounds__(256) correlate_small(CorrelateProblem<T> pr, std::int64_t w0) {
+  const std::int64_t rows = pr.reduce ? 1 : pr.batch;
+  const std::int64_t w = w0 + (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (w >= rows * pr.O) return;  // uniform over the warp
+  const std::int64_t bo = w / pr.O, o = w % pr.O;
+  const std::int64_t bb0 = pr.reduce ? 0 : bo, bb1 = pr.reduce ? pr.batch : bo + 1;
+  T sum = 0;
+  for (std::int64_t bb = bb0; bb < bb1; ++bb) {
+    const T* a = pr.a + bb * pr.a_bs;
+    const T* g = pr.g + bb * pr.g_bs;
+    for (std::int64_t k = lane; k < pr.K; k += 32) sum = fma(a[k * pr.a_s], g[(o + k) * pr.g_s], sum);
+  }
+#pragma unroll
+  for (int d = 16; d >= 1; d /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, d);
+  if (lane == 0) pr.out[bo * pr.out_bs + o * pr.out_s] = sum;
+}
+
+// ------------------------------------------------------------------------------------------
+// Plans and launches
+// ------------------------------------------------------------------------------------------
+
+int sm_count() {
+  int dev = 0, sms = 0;
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(&dev));
+  KOKKOSSKETCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+std::size_t align256(std::size_t b) { return (b + 255) / 256 * 256; }
+
+/// The plan shared by both problems: `units` independent output blocks (batch x slot blocks),
+/// `tiles` term tiles each, `terms` terms per output, partial sums of `partial` values per split.
+Plan make_plan(const Config& cfg, std::int64_t len, std::int64_t rows, std::int64_t tiles,
+               std::int64_t terms, std::int64_t partial, std::size_t elem) {
+  Plan pl;
+  const double sms = double(sm_count());
+  pl.block = len <= 64 * R ? 64 : 128;
+  const std::int64_t units = rows * ((len + pl.block * R - 1) / (pl.block * R));
+  const bool small_ok = cfg.small_max_terms != 0 && terms <= std::max<std::int64_t>(cfg.small_max_terms, 0);
+  if (cfg.small_max_terms < 0 || cfg.small_blocks_per_sm < 0 ||
+      (small_ok && double(units) < cfg.small_blocks_per_sm * sms)) {
+    pl.kernel = Plan::Kernel::small;
+    return pl;
+  }
+  pl.kernel = Plan::Kernel::tiled;
+  const double want = cfg.min_blocks_per_sm * sms;
+  if (double(units) < want && tiles > 1) {
+    std::int64_t s = std::int64_t((want + double(units) - 1) / double(units));
+    s = std::min<std::int64_t>({s, tiles, 64});
+    pl.splits = std::max<std::int64_t>(s, 1);
+  }
+  if (pl.splits > 1) pl.workspace_bytes = align256(std::size_t(pl.splits * partial) * elem);
+  return pl;
+}
+
+template <class T>
+Plan plan_forward(const ForwardProblem<T>& pr, const Config& cfg) {
+  return make_plan(cfg, pr.m, pr.batch, (pr.n + TJ - 1) / TJ, pr.n, pr.batch * 2 * pr.m,
+                   sizeof(T));
+}
+
+template <class T>
+Plan plan_correlate(const CorrelateProblem<T>& pr, const Config& cfg) {
+  const std::int64_t rows = pr.reduce ? 1 : pr.batch;
+  const std::int64_t nb = pr.reduce ? pr.batch : 1;
+  return make_plan(cfg, pr.O, rows, nb * ((pr.K + TJ - 1) / TJ), nb * pr.K, rows * pr.O,
+                   sizeof(T));
+}
+
+/// Launches `total` blocks of a kernel in chunks that fit the grid, in order.
+template <class F>
+void launch_chunks(std::int64_t total, F&& f) {
+  for (std::int64_t b0 = 0; b0 < total; b0 += max_grid) f(b0, unsigned(std::min(max_grid, total - b0)));
+}
+
+template <class T, int BLOCK>
+void launch_forward_tiled(const ForwardProblem<T>& pr, const Plan& pl, T* ws, cudaStream_t st) {
+  const std::int64_t slot_blocks = (pr.m + BLOCK * R - 1) / (BLOCK * R);
+  launch_chunks(pr.batch * slot_blocks * pl.splits, [&](std::int64_t b0, unsigned g) {
+    forward_tiled<T, BLOCK><<<g, BLOCK, 0, st>>>(pr, slot_blocks, pl.splits, b0, ws);
+    KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+template <class T>
+void run_forward(const ForwardProblem<T>& pr, const Plan& pl, void* workspace, cudaStream_t st) {
+  if (pr.batch == 0 || pr.m == 0 || pr.n == 0) return;
+  if (pl.kernel == Plan::Kernel::small) {
+    const std::int64_t warps = pr.batch * pr.m;
+    launch_chunks((warps + 7) / 8, [&](std::int64_t b0, unsigned g) {
+      forward_small<T><<<g, 256, 0, st>>>(pr, b0 * 8);
+      KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+    });
+    return;
+  }
+  T* ws = static_cast<T*>(workspace);
+  if (pl.block == 64) {
+    launch_forward_tiled<T, 64>(pr, pl, ws, st);
+  } else {
+    launch_forward_tiled<T, 128>(pr, pl, ws, st);
+  }
+  if (pl.splits > 1) {
+    launch_chunks((pr.batch * pr.m + 255) / 256, [&](std::int64_t b0, unsigned g) {
+      forward_reduce<T><<<g, 256, 0, st>>>(pr, pl.splits, ws, b0 * 256);
+      KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+    });
+  }
+}
+
+template <class T, int BLOCK>
+void launch_correlate_tiled(const CorrelateProblem<T>& pr, const Plan& pl, T* ws,
+                            cudaStream_t st) {
+  const std::int64_t rows = pr.reduce ? 1 : pr.batch;
+  const std::int64_t out_blocks = (pr.O + BLOCK * R - 1) / (BLOCK * R);
+  launch_chunks(rows * out_blocks * pl.splits, [&](std::int64_t b0, unsigned g) {
+    correlate_tiled<T, BLOCK><<<g, BLOCK, 0, st>>>(pr, out_blocks, pl.splits, b0, ws);
+    KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+template <class T>
+void run_correlate(const CorrelateProblem<T>& pr, const Plan& pl, void* workspace,
+                   cudaStream_t st) {
+  if (pr.batch == 0 || pr.O == 0 || pr.K == 0) return;
+  const std::int64_t rows = pr.reduce ? 1 : pr.batch;
+  if (pl.kernel == Plan::Kernel::small) {
+    const std::int64_t warps = rows * pr.O;
+    launch_chunks((warps + 7) / 8, [&](std::int64_t b0, unsigned g) {
+      correlate_small<T><<<g, 256, 0, st>>>(pr, b0 * 8);
+      KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+    });
+    return;
+  }
+  T* ws = static_cast<T*>(workspace);
+  if (pl.block == 64) {
+    launch_correlate_tiled<T, 64>(pr, pl, ws, st);
+  } else {
+    launch_correlate_tiled<T, 128>(pr, pl, ws, st);
+  }
+  if (pl.splits > 1) {
+    launch_chunks((rows * pr.O + 255) / 256, [&](std::int64_t b0, unsigned g) {
+      correlate_reduce<T><<<g, 256, 0, st>>>(pr, pl.splits, ws, b0 * 256);
+      KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+    });
+  }
+}
+
+}  // namespace
+
+Plan plan(const ForwardProblem<float>& prob, const Config& cfg) { return plan_forward(prob, cfg); }
+Plan plan(const ForwardProblem<double>& prob, const Config& cfg) { return plan_forward(prob, cfg); }
+Plan plan(const CorrelateProblem<float>& prob, const Config& cfg) {
+  return plan_correlate(prob, cfg);
+}
+Plan plan(const CorrelateProblem<double>& prob, const Config& cfg) {
+  return plan_correlate(prob, cfg);
+}
+
+void forward(const ForwardProblem<float>& prob, const Plan& pl, void* ws, cudaStream_t st) {
+  run_forward(prob, pl, ws, st);
+}
+void forward(const ForwardProblem<double>& prob, const Plan& pl, void* ws, cudaStream_t st) {
+  run_forward(prob, pl, ws, st);
+}
+void correlate(const CorrelateProblem<float>& prob, const Plan& pl, void* ws, cudaStream_t st) {
+  run_correlate(prob, pl, ws, st);
+}
+void correlate(const CorrelateProblem<double>& prob, const Plan& pl, void* ws, cudaStream_t st) {
+  run_correlate(prob, pl, ws, st);
+}
+
+}  // namespace CudaConv
+}  // namespace Impl
+}  // namespace KokkosSketch

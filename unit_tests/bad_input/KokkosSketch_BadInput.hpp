@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_BadInput.hpp
+/// \brief The table-driven bad-input suite: a row per (public entry point, class of bad
+/// input), each asserting that the call throws KokkosSketch::Error naming the entry point,
+/// with a phrase of the expected message.
+///
+/// Every unit_tests/bad_input/Test_*.cpp joins one executable, KokkosSketch_UnitTest_BadInput,
+/// one file per class of bad input (extents, CSR, aliasing, allocation, non-finite, enums,
+/// messages). The same executable runs under the ASan/UBSan build of the test command, so a
+/// row that used to crash is a death-free check there.
+#ifndef KOKKOSSKETCH_BADINPUT_HPP
+#define KOKKOSSKETCH_BADINPUT_HPP
+
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_TestUtils.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <exception>
+#include <functional>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+namespace KokkosSketch::TestUtil {
+
+/// \brief One row of a bad-input table.
+struct BadInputRow {
+  /// The user-facing function, exactly as KokkosSketch::Error::function() reports it.
+  std::string entry;
+  /// The class of bad input: extents | empty | parameter | rank | nonfinite | csr | aliasing |
+  /// allocation | enum | message.
+  std::string bad_class;
+  /// A phrase the message must contain (case-sensitive substring).
+  std::string phrase;
+  /// Makes the bad call (and waits for any asynchronous work it starts).
+  std::function<void()> call;
+};
+
+/// \brief Runs one row: the call must throw KokkosSketch::Error whose function() is
+/// row.entry and whose what() contains row.phrase.
+inline ::testing::AssertionResult raises_bad_input_error(const BadInputRow& row) {
+  const std::string id = row.entry + " / " + row.bad_class;
+  try {
+    row.call();
+  } catch (const KokkosSketch::Error& e) {
+    const std::string what = e.what();
+    if (e.function() != row.entry)
+      return ::testing::AssertionFailure()
+             << id << ": the Error names " << e.function() << ", not " << row.entry << ": "
+             << what;
+    if (what.find(row.phrase) == std::string::npos)
+      return ::testing::AssertionFailure()
+             << id << ": the message lacks \"" << row.phrase << "\": " << what;
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << id << ": threw " << typeid(e).name()
+                                         << ", not KokkosSketch::Error: " << e.what();
+  } catch (...) {
+    return ::testing::AssertionFailure() << id << ": threw a non-std exception";
+  }
+  return ::testing::AssertionFailure() << id << ": no exception (expected \"" << row.phrase
+                                       << "\")";
+}
+
+/// \brief Runs every row of a table (all rows run; each failure names its row). Work left on
+/// the default instance by a row that failed to throw is waited for before the next row.
+inline void run_bad_input_table(const std::vector<BadInputRow>& rows) {
+  ASSERT_FALSE(rows.empty());
+  for (const auto& row : rows) {
+    EXPECT_TRUE(raises_bad_input_error(row));
+    Kokkos::fence();
+  }
+}
+
+}  // namespace KokkosSketch::TestUtil
+
+#endif
