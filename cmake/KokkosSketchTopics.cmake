@@ -27,16 +27,10 @@ include_guard(GLOBAL)
 if(KokkosSketch_ENABLE_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)
-  # Kokkos 3.4 prints a warning on stdout when OMP_PROC_BIND is unset, and ctest's test
-  # discovery (gtest_discover_tests, run at test time) would read its lines as test names.
-  # The tests themselves run with OMP_PROC_BIND=false (their ENVIRONMENT property); this
-  # script, included by ctest before the discovery scripts of this directory, gives the
-  # discovery the same setting when the caller has none. (gtest_discover_tests has no
-  # environment option; TEST_LAUNCHER needs CMake 3.29.)
-  file(WRITE ${PROJECT_BINARY_DIR}/KokkosSketch_TestDiscoveryEnv.cmake
-       "if(NOT DEFINED ENV{OMP_PROC_BIND})\n  set(ENV{OMP_PROC_BIND} false)\nendif()\n")
-  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES
-               ${PROJECT_BINARY_DIR}/KokkosSketch_TestDiscoveryEnv.cmake)
+  # Test discovery (gtest_discover_tests, at test time) reads the --gtest_list_tests output
+  # of each test binary; the shared test main (unit_tests/KokkosSketch_TestMain.cpp) then
+  # does not initialize Kokkos, so no Kokkos warning (Kokkos 3.4 prints one on stdout when
+  # OMP_PROC_BIND is unset) can be read as a test name, whatever the environment.
 endif()
 
 # Upper camel case of a snake_case stem: gaussian_sketch -> GaussianSketch, core -> Core.
