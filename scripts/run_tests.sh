@@ -4,6 +4,8 @@
 # on a fresh Debian 12 machine). Build directory: $KOKKOSSKETCH_BUILD_DIR or build/tests.
 # Then the bad-input suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer
 # (<build>-asan): inputs that once crashed must raise an Error with no sanitizer report.
+# (allocator_may_return_null=1: one test asks for a 2^62-byte View on purpose, to check that
+# the failed allocation becomes a KokkosSketch::Error; ASan would abort on it otherwise.)
 # KOKKOSSKETCH_SKIP_SANITIZERS=1 skips that second build (so does a CXX of nvcc_wrapper).
 source "$(dirname "$0")/common.sh"
 build="${KOKKOSSKETCH_BUILD_DIR:-$KS_ROOT/build/tests}"
@@ -19,7 +21,7 @@ if [ "${KOKKOSSKETCH_SKIP_SANITIZERS:-0}" != 1 ]; then
   KS_TARGETS=KokkosSketch_UnitTest_BadInput kokkossketch_build "$san" \
     -DKokkosSketch_ENABLE_TESTS=ON -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
-  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
+  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}" \
   UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
     "$san/unit_tests/KokkosSketch_UnitTest_BadInput"
 fi

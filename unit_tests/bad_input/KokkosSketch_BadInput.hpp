@@ -12,11 +12,13 @@
 #define KOKKOSSKETCH_BADINPUT_HPP
 
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_SketchTestUtils.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <string>
@@ -73,6 +75,26 @@ inline void run_bad_input_table(const std::vector<BadInputRow>& rows) {
     Kokkos::fence();
   }
 }
+
+/// \brief The Views the tables build their calls from (`using namespace
+/// TestUtil::BadInputViews;` in a table file).
+namespace BadInputViews {
+/// n x d double matrix, LayoutLeft, in Space's memory.
+template <class Space>
+using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>;
+/// n x d float matrix, LayoutLeft, in Space's memory.
+template <class Space>
+using MatF = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
+/// double vector in Space's memory.
+template <class Space>
+using Vec = Kokkos::View<double*, typename Space::memory_space>;
+
+/// A well-conditioned n x d A with Gaussian entries (fixed seed), in Space's memory.
+template <class Space>
+Mat<Space> gaussian(std::int64_t n, std::int64_t d, std::uint64_t seed = 7) {
+  return to_view<double, Kokkos::LayoutLeft, Space>(gaussian_matrix(n, d, seed).a, n, d);
+}
+}  // namespace BadInputViews
 
 }  // namespace KokkosSketch::TestUtil
 

@@ -20,15 +20,11 @@ namespace {
 
 using namespace KokkosSketch;
 using TestUtil::BadInputRow;
+using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputAllocation : public ::testing::Test {};
 TYPED_TEST_SUITE(BadInputAllocation, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
-
-template <class Space>
-using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>;
-template <class Space>
-using Vec = Kokkos::View<double*, typename Space::memory_space>;
 
 /// Views of any extents over a small real buffer (never read beyond it by these rows).
 template <class Space, class T>

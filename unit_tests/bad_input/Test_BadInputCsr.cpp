@@ -16,13 +16,11 @@ namespace {
 
 using namespace KokkosSketch;
 using TestUtil::BadInputRow;
+using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputCsr : public ::testing::Test {};
 TYPED_TEST_SUITE(BadInputCsr, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
-
-template <class Space>
-using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>;
 
 /// A CrsMatrix built from host arrays as given, without any check but those of the
 /// CrsMatrix constructor (nnz = cols.size(), numRows = row_map.size() - 1). `n_values`

@@ -14,17 +14,11 @@ namespace {
 
 using namespace KokkosSketch;
 using TestUtil::BadInputRow;
+using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputEnums : public ::testing::Test {};
 TYPED_TEST_SUITE(BadInputEnums, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
-
-template <class Space>
-using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>;
-template <class Space>
-using MatF = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
-template <class Space>
-using Vec = Kokkos::View<double*, typename Space::memory_space>;
 
 template <class E>
 E bad(int v = 99) {

@@ -17,24 +17,11 @@ namespace {
 
 using namespace KokkosSketch;
 using TestUtil::BadInputRow;
+using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputMessages : public ::testing::Test {};
 TYPED_TEST_SUITE(BadInputMessages, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
-
-template <class Space>
-using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>;
-template <class Space>
-using MatF = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
-template <class Space>
-using Vec = Kokkos::View<double*, typename Space::memory_space>;
-
-/// A well-conditioned n x d A with Gaussian entries, in Space's memory.
-template <class Space>
-Mat<Space> gaussian(std::int64_t n, std::int64_t d, std::uint64_t seed = 7) {
-  return TestUtil::to_view<double, Kokkos::LayoutLeft, Space>(
-      TestUtil::gaussian_matrix(n, d, seed).a, n, d);
-}
 
 TYPED_TEST(BadInputMessages, InnerFailuresNameTheEntryPoint) {
   using Space = TypeParam;

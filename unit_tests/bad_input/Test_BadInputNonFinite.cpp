@@ -16,17 +16,11 @@ namespace {
 
 using namespace KokkosSketch;
 using TestUtil::BadInputRow;
+using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputNonFinite : public ::testing::Test {};
 TYPED_TEST_SUITE(BadInputNonFinite, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
-
-template <class Space>
-using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>;
-template <class Space>
-using MatF = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
-template <class Space>
-using Vec = Kokkos::View<double*, typename Space::memory_space>;
 
 constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
 constexpr double inf_v = std::numeric_limits<double>::infinity();
