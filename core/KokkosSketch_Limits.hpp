@@ -8,9 +8,11 @@
 /// calls `check<MemSpace>()`, which throws KokkosSketch::Error when the total exceeds the
 /// memory the space can ever hold:
 ///
-/// `KokkosSketch::sketch_and_solve: sketch_rows = 1000000000000 needs a workspace of
+/// \verbatim
+/// KokkosSketch::sketch_and_solve: sketch_rows = 1000000000000 needs a workspace of
 /// 1.46e+04 GiB, more than the 23.4 GiB of HostSpace (physical memory and swap); its largest
-/// part is S [A, b], 1000000000000 x 2 entries of 8 bytes [KokkosSketch_LeastSquares.hpp:99]`
+/// part is S [A, b], 1000000000000 x 2 entries of 8 bytes [KokkosSketch_LeastSquares.hpp:99]
+/// \endverbatim
 ///
 /// The estimate is a lower bound of what the call allocates (the arrays whose size is known
 /// before the call starts), and the capacity is the total memory of the space, not what is
