@@ -20,6 +20,8 @@
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default: n = 2e6, d = 64, p = 4096) or full
 // (n = 1e7, d = 64, p = 4096). KOKKOSSKETCH_BENCH_REPETITIONS and KOKKOSSKETCH_BENCH_MIN_TIME
 // override repetitions and seconds per repetition.
+#include "PerfTest_CrsPattern.hpp"
+
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_CountSketch.hpp>
 
@@ -101,25 +103,6 @@ constexpr std::int64_t cs_crs_nnz_row = 8;
 template <class Space>
 using CsCrs = KokkosSparse::CrsMatrix<float, int, typename Space::device_type, void, int>;
 
-/// Row i of the CRS A has columns (i * 7919 + k * step) mod d, k < nnz_row, distinct since
-/// step * (nnz_row - 1) < d.
-template <class Space>
-void fill_cs_crs_pattern(const Space& space,
-                         const Kokkos::View<int*, typename Space::memory_space>& row_map,
-                         const Kokkos::View<int*, typename Space::memory_space>& entries,
-                         std::int64_t n, std::int64_t d, std::int64_t nnz_row) {
-  const std::int64_t step = d / nnz_row;
-  Kokkos::parallel_for(
-      "KokkosSketch::perf::cs_crs_pattern",
-      Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(space, 0, n + 1),
-      KOKKOS_LAMBDA(std::int64_t i) {
-        row_map(i) = int(i * nnz_row);
-        if (i < n)
-          for (std::int64_t k = 0; k < nnz_row; ++k)
-            entries(i * nnz_row + k) = int((i * 7919 + k * step) % d);
-      });
-}
-
 template <class Space>
 struct CsCrsInputs {
   CsCrs<Space> A;
@@ -141,7 +124,7 @@ CsCrsInputs<Space>& cs_crs_inputs(const Space& space, const CsSize& s) {
                                     nnz);
     Kokkos::View<float*, mem> values(Kokkos::view_alloc(space, "KokkosSketch::perf::values"),
                                      nnz);
-    fill_cs_crs_pattern(space, row_map, entries, s.n, s.d, cs_crs_nnz_row);
+    fill_crs_pattern(space, row_map, entries, s.n, s.d, cs_crs_nnz_row);
     fill_nonzero(space, values.data(), nnz, cs_a_seed);
     in.A = CsCrs<Space>("KokkosSketch::perf::A_crs", int(s.n), int(s.d), int(nnz), values,
                         row_map, entries);

@@ -12,6 +12,8 @@
 // entries of S generated per second (the Gaussian generation that both paths pay).
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full. KOKKOSSKETCH_BENCH_REPETITIONS and
 // KOKKOSSKETCH_BENCH_MIN_TIME override repetitions and seconds per repetition.
+#include "PerfTest_CrsPattern.hpp"
+
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_GaussianSketch.hpp>
 
@@ -68,24 +70,6 @@ struct GsInputs {
   GsDense<Space> A, Y;
   GsCrs<Space> Ac;
 };
-
-/// Row i of the CRS A has columns (i * 7919 + k * step) mod d, k < nnz_row, distinct since
-/// step * (nnz_row - 1) < d.
-template <class Space>
-void fill_crs_pattern(const Space& space, const Kokkos::View<int*, typename Space::memory_space>& row_map,
-                      const Kokkos::View<int*, typename Space::memory_space>& entries,
-                      std::int64_t n, std::int64_t d, std::int64_t nnz_row) {
-  const std::int64_t step = d / nnz_row;
-  Kokkos::parallel_for(
-      "KokkosSketch::perf::crs_pattern",
-      Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(space, 0, n + 1),
-      KOKKOS_LAMBDA(std::int64_t i) {
-        row_map(i) = int(i * nnz_row);
-        if (i < n)
-          for (std::int64_t k = 0; k < nnz_row; ++k)
-            entries(i * nnz_row + k) = int((i * 7919 + k * step) % d);
-      });
-}
 
 template <class Space>
 GsInputs<Space>& gs_inputs(const Space& space, const GsSize& s) {
