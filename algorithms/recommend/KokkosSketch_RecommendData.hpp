@@ -695,22 +695,21 @@ HoldoutSplit<Impl::crs_non_const_t<Matrix>> holdout_split(const ExecSpace& space
   alloc("test", nnz_test, e_test, v_test);
   if (users > 0) {
     Kokkos::parallel_for(
-        "KokkosSketch::holdout_split::fill", policy_t(space, users, 1),
-        KOKKOS_LAMBDA(const member_t& m) {
-          const std::int64_t u = m.league_rank();
+        "KokkosSketch::holdout_split::fill",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>,
+                            Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, users),
+        KOKKOS_LAMBDA(const std::int64_t u) {
           const std::int64_t b = std::int64_t(rm(u)), n = std::int64_t(rm(u + 1)) - b;
-          Kokkos::single(Kokkos::PerTeam(m), [&] {
-            std::int64_t ptr = std::int64_t(rm_train(u)), pte = std::int64_t(rm_test(u));
-            for (std::int64_t k = 0; k < n; ++k) {
-              if (held(b + k)) {
-                e_test(pte) = en(b + k);
-                v_test(pte++) = va(b + k);
-              } else {
-                e_train(ptr) = en(b + k);
-                v_train(ptr++) = va(b + k);
-              }
+          std::int64_t ptr = std::int64_t(rm_train(u)), pte = std::int64_t(rm_test(u));
+          for (std::int64_t k = 0; k < n; ++k) {
+            if (held(b + k)) {
+              e_test(pte) = en(b + k);
+              v_test(pte++) = va(b + k);
+            } else {
+              e_train(ptr) = en(b + k);
+              v_train(ptr++) = va(b + k);
             }
-          });
+          }
         });
   }
   const ordinal_t nr = Cui.numRows(), nc = Cui.numCols();
