@@ -27,6 +27,8 @@
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_RPHOSVD.hpp>
 #include <KokkosSketch_RandomizedSVD.hpp>
+#include <KokkosSketch_RecommendData.hpp>
+#include <KokkosSketch_RecommendMetrics.hpp>
 #include <KokkosSketch_Shgemm.hpp>
 #include <KokkosSketch_SketchSize.hpp>
 #include <KokkosSketch_SyntheticMatrices.hpp>
