@@ -45,8 +45,7 @@ namespace KokkosSketch {
 /// of `scalar_bytes`-byte entries (saturating). \param [in] n nodes \param [in]
 /// depth, width the count-min shape \param [in] scalar_bytes sizeof the state's
 /// value type \return bytes
-inline std::uint64_t mad_sketch_memory_bytes(std::int64_t n, std::int64_t depth,
-                                             std::int64_t width,
+inline std::uint64_t mad_sketch_memory_bytes(std::int64_t n, std::int64_t depth, std::int64_t width,
                                              std::size_t scalar_bytes) {
   const std::int64_t cols = depth * width + 1;
   return Impl::saturating_add(Impl::array_bytes(n, cols, scalar_bytes),
@@ -57,16 +56,15 @@ namespace Impl {
 
 /// Count-min estimate of label l at node v: min over rows r of S(v, r w +
 /// h_r(l)).
-template <class SView> struct MADSketchScore {
+template <class SView>
+struct MADSketchScore {
   SView S;
   CountMinHashOp hash;
-  KOKKOS_INLINE_FUNCTION double operator()(std::int64_t v,
-                                           std::int64_t l) const {
+  KOKKOS_INLINE_FUNCTION double operator()(std::int64_t v, std::int64_t l) const {
     const std::int64_t w = hash.width();
     double m = 0.0;
     for (int r = 0; r < hash.depth(); ++r) {
-      const double x =
-          double(S(v, r * w + std::int64_t(hash.bucket(r, std::uint64_t(l)))));
+      const double x = double(S(v, r * w + std::int64_t(hash.bucket(r, std::uint64_t(l)))));
       m = (r == 0 || x < m) ? x : m;
     }
     return m;
@@ -74,7 +72,8 @@ template <class SView> struct MADSketchScore {
 };
 
 /// A candidate label View as a callable.
-template <class CView> struct MADCandidates {
+template <class CView>
+struct MADCandidates {
   CView c;
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(std::int64_t i) const {
     return std::int64_t(c(i));
@@ -84,15 +83,13 @@ template <class CView> struct MADCandidates {
 /// Number of negative entries of an integer View (waits: a host value). A
 /// function without a defaulted template parameter, for nvcc's device lambdas.
 template <class ExecSpace, class CView>
-std::int64_t mad_count_negative(const ExecSpace &space, const CView &c) {
+std::int64_t mad_count_negative(const ExecSpace& space, const CView& c) {
   std::int64_t negative = 0;
   Kokkos::parallel_reduce(
       "KokkosSketch::mad_sketch_candidates",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
-          space, 0, c.extent(0)),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t &m) {
-        if (c(i) < 0)
-          ++m;
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, c.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& m) {
+        if (c(i) < 0) ++m;
       },
       negative);
   return negative;
@@ -100,20 +97,18 @@ std::int64_t mad_count_negative(const ExecSpace &space, const CView &c) {
 
 /// The shape checks of a sketch state S against the hash operator.
 template <class SView>
-void mad_sketch_check_state(const char *f, const CountMinHashOp &hash,
-                            std::int64_t n, const SView &S) {
-  KOKKOSSKETCH_THROW_IF(
-      hash.depth() < 1, f, "the hash operator has depth ", hash.depth(),
-      " (a default-constructed CountMinHashOp): depth and width must be >= 1");
+void mad_sketch_check_state(const char* f, const CountMinHashOp& hash, std::int64_t n,
+                            const SView& S) {
+  KOKKOSSKETCH_THROW_IF(hash.depth() < 1, f, "the hash operator has depth ", hash.depth(),
+                        " (a default-constructed CountMinHashOp): depth and width must be >= 1");
   const std::int64_t cols = std::int64_t(hash.depth()) * hash.width() + 1;
-  KOKKOSSKETCH_THROW_IF(
-      std::int64_t(S.extent(0)) != n || std::int64_t(S.extent(1)) != cols, f,
-      "S is ", S.extent(0), " x ", S.extent(1),
-      " but must be n x (depth width + 1) = ", n, " x ", cols, " (depth ",
-      hash.depth(), ", width ", hash.width(), ")");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(S.extent(0)) != n || std::int64_t(S.extent(1)) != cols, f,
+                        "S is ", S.extent(0), " x ", S.extent(1),
+                        " but must be n x (depth width + 1) = ", n, " x ", cols, " (depth ",
+                        hash.depth(), ", width ", hash.width(), ")");
 }
 
-} // namespace Impl
+}  // namespace Impl
 
 /// \brief MAD-Sketch: Modified Adsorption on count-min sketches of the label
 /// distributions (see the file description); S holds every node's sketch and
@@ -138,40 +133,33 @@ void mad_sketch_check_state(const char *f, const CountMinHashOp &hash,
 ///
 /// Cost per iteration: 2 nnz(W) (d w + 1) multiply-adds, independent of the
 /// label count.
-template <
-    class ExecSpace, class CrsMatrix, class NodeView, class LabelView,
-    class WeightView, class SView,
-    std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
-MADStats mad_sketch(const ExecSpace &space, const CrsMatrix &W,
-                    const NodeView &seed_nodes, const LabelView &seed_labels,
-                    const WeightView &seed_weights, std::int64_t n_labels,
-                    const CountMinHashOp &hash, const SView &S,
-                    const MADOptions &opts = {}) try {
-  Impl::mad_static_checks<ExecSpace, CrsMatrix, NodeView, LabelView,
-                          WeightView>();
+template <class ExecSpace, class CrsMatrix, class NodeView, class LabelView, class WeightView,
+          class SView, std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+MADStats mad_sketch(const ExecSpace& space, const CrsMatrix& W, const NodeView& seed_nodes,
+                    const LabelView& seed_labels, const WeightView& seed_weights,
+                    std::int64_t n_labels, const CountMinHashOp& hash, const SView& S,
+                    const MADOptions& opts = {}) try {
+  Impl::mad_static_checks<ExecSpace, CrsMatrix, NodeView, LabelView, WeightView>();
   Impl::static_check_view<ExecSpace, SView, 2, true>();
-  static_assert(
-      std::is_same<typename SView::array_layout, Kokkos::LayoutRight>::value,
-      "KokkosSketch: the sketch state S must be LayoutRight");
-  static_assert(
-      std::is_floating_point<typename SView::non_const_value_type>::value,
-      "KokkosSketch: S must hold float or double");
+  static_assert(std::is_same<typename SView::array_layout, Kokkos::LayoutRight>::value,
+                "KokkosSketch: the sketch state S must be LayoutRight");
+  static_assert(std::is_floating_point<typename SView::non_const_value_type>::value,
+                "KokkosSketch: S must hold float or double");
   using scalar = typename SView::non_const_value_type;
   Impl::ScopedRegion region(std::string("mad_sketch[") +
                             Impl::MADStepApply<ExecSpace, scalar>::path + "]");
-  const char *f = "mad_sketch";
+  const char* f = "mad_sketch";
   Impl::mad_check_options(f, opts);
-  KOKKOSSKETCH_THROW_IF(n_labels < 1, f, "n_labels = ", n_labels,
-                        " must be >= 1");
+  KOKKOSSKETCH_THROW_IF(n_labels < 1, f, "n_labels = ", n_labels, " must be >= 1");
   Impl::mad_sketch_check_state(f, hash, W.numRows(), S);
   const std::int64_t w = hash.width();
   const int d = hash.depth();
-  const auto P = Impl::mad_prepare(
-      f, space, W, seed_nodes, seed_labels, seed_weights, n_labels, opts,
-      [&](std::int64_t l, std::vector<std::int64_t> &c) {
-        for (int r = 0; r < d; ++r)
-          c.push_back(r * w + std::int64_t(hash.bucket(r, std::uint64_t(l))));
-      });
+  const auto P =
+      Impl::mad_prepare(f, space, W, seed_nodes, seed_labels, seed_weights, n_labels, opts,
+                        [&](std::int64_t l, std::vector<std::int64_t>& c) {
+                          for (int r = 0; r < d; ++r)
+                            c.push_back(r * w + std::int64_t(hash.bucket(r, std::uint64_t(l))));
+                        });
   return Impl::mad_iterate(f, space, P, Impl::to_internal_output(S), opts);
 } catch (...) {
   Impl::rethrow_as_error("mad_sketch");
@@ -199,37 +187,32 @@ MADStats mad_sketch(const ExecSpace &space, const CrsMatrix &W,
 /// wrong extents,
 ///   k = 0, an empty candidate View or a negative candidate (host check:
 ///   waits).
-template <class ExecSpace, class SView, class CView, class LabView,
-          class ScoreView,
+template <class ExecSpace, class SView, class CView, class LabView, class ScoreView,
           std::enable_if_t<Kokkos::is_view<CView>::value, int> = 0>
-void mad_sketch_top_k(const ExecSpace &space, const CountMinHashOp &hash,
-                      const SView &S, const CView &candidates,
-                      const LabView &labels, const ScoreView &scores) try {
+void mad_sketch_top_k(const ExecSpace& space, const CountMinHashOp& hash, const SView& S,
+                      const CView& candidates, const LabView& labels, const ScoreView& scores) try {
   Impl::static_check_view<ExecSpace, SView, 2, false>();
   Impl::static_check_view<ExecSpace, CView, 1, false>();
   Impl::static_check_view<ExecSpace, LabView, 2, true>();
   Impl::static_check_view<ExecSpace, ScoreView, 2, true>();
   static_assert(std::is_integral<typename CView::non_const_value_type>::value,
                 "KokkosSketch: candidates must hold integers");
-  static_assert(
-      std::is_integral<typename LabView::non_const_value_type>::value &&
-          std::is_signed<typename LabView::non_const_value_type>::value,
-      "KokkosSketch: labels must hold signed integers");
+  static_assert(std::is_integral<typename LabView::non_const_value_type>::value &&
+                    std::is_signed<typename LabView::non_const_value_type>::value,
+                "KokkosSketch: labels must hold signed integers");
   Impl::ScopedRegion region("mad_sketch_top_k[generic]");
-  const char *f = "mad_sketch_top_k";
+  const char* f = "mad_sketch_top_k";
   Impl::mad_sketch_check_state(f, hash, S.extent(0), S);
   Impl::mad_check_top_k_outputs(f, S.extent(0), labels, scores);
   const std::int64_t nc = candidates.extent(0);
   KOKKOSSKETCH_THROW_IF(nc == 0, f, "candidates is empty");
   const std::int64_t negative = Impl::mad_count_negative(space, candidates);
-  KOKKOSSKETCH_THROW_IF(negative != 0, f, negative,
-                        " candidate labels are negative");
+  KOKKOSSKETCH_THROW_IF(negative != 0, f, negative, " candidate labels are negative");
   const auto s = Impl::to_internal_input(S);
   const auto c = Impl::to_internal_input(candidates);
-  Impl::mad_top_k_run(
-      space, S.extent(0), Impl::MADSketchScore<decltype(s)>{s, hash},
-      Impl::MADCandidates<decltype(c)>{c}, nc, Impl::to_internal_output(labels),
-      Impl::to_internal_output(scores));
+  Impl::mad_top_k_run(space, S.extent(0), Impl::MADSketchScore<decltype(s)>{s, hash},
+                      Impl::MADCandidates<decltype(c)>{c}, nc, Impl::to_internal_output(labels),
+                      Impl::to_internal_output(scores));
 } catch (...) {
   Impl::rethrow_as_error("mad_sketch_top_k");
 }
@@ -242,31 +225,27 @@ void mad_sketch_top_k(const ExecSpace &space, const CountMinHashOp &hash,
 /// n x k floating View; overwritten. \throws Error as the overload with
 /// candidates, and on n_labels < 1.
 template <class ExecSpace, class SView, class LabView, class ScoreView>
-void mad_sketch_top_k(const ExecSpace &space, const CountMinHashOp &hash,
-                      const SView &S, std::int64_t n_labels,
-                      const LabView &labels, const ScoreView &scores) try {
+void mad_sketch_top_k(const ExecSpace& space, const CountMinHashOp& hash, const SView& S,
+                      std::int64_t n_labels, const LabView& labels, const ScoreView& scores) try {
   Impl::static_check_view<ExecSpace, SView, 2, false>();
   Impl::static_check_view<ExecSpace, LabView, 2, true>();
   Impl::static_check_view<ExecSpace, ScoreView, 2, true>();
-  static_assert(
-      std::is_integral<typename LabView::non_const_value_type>::value &&
-          std::is_signed<typename LabView::non_const_value_type>::value,
-      "KokkosSketch: labels must hold signed integers");
+  static_assert(std::is_integral<typename LabView::non_const_value_type>::value &&
+                    std::is_signed<typename LabView::non_const_value_type>::value,
+                "KokkosSketch: labels must hold signed integers");
   Impl::ScopedRegion region("mad_sketch_top_k[generic]");
-  const char *f = "mad_sketch_top_k";
-  KOKKOSSKETCH_THROW_IF(n_labels < 1, f, "n_labels = ", n_labels,
-                        " must be >= 1");
+  const char* f = "mad_sketch_top_k";
+  KOKKOSSKETCH_THROW_IF(n_labels < 1, f, "n_labels = ", n_labels, " must be >= 1");
   Impl::mad_sketch_check_state(f, hash, S.extent(0), S);
   Impl::mad_check_top_k_outputs(f, S.extent(0), labels, scores);
   const auto s = Impl::to_internal_input(S);
-  Impl::mad_top_k_run(
-      space, S.extent(0), Impl::MADSketchScore<decltype(s)>{s, hash},
-      Impl::MADAllLabels{}, n_labels, Impl::to_internal_output(labels),
-      Impl::to_internal_output(scores));
+  Impl::mad_top_k_run(space, S.extent(0), Impl::MADSketchScore<decltype(s)>{s, hash},
+                      Impl::MADAllLabels{}, n_labels, Impl::to_internal_output(labels),
+                      Impl::to_internal_output(scores));
 } catch (...) {
   Impl::rethrow_as_error("mad_sketch_top_k");
 }
 
-} // namespace KokkosSketch
+}  // namespace KokkosSketch
 
 #endif

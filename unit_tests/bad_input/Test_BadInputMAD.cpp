@@ -15,22 +15,20 @@ namespace {
 using namespace KokkosSketch;
 using TestUtil::BadInputRow;
 
-template <class Space> class BadInputMAD : public ::testing::Test {};
+template <class Space>
+class BadInputMAD : public ::testing::Test {};
 TYPED_TEST_SUITE(BadInputMAD, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
 template <class Space>
-using Crs = KokkosSparse::CrsMatrix<double, int, typename Space::device_type,
-                                    void, int>;
+using Crs = KokkosSparse::CrsMatrix<double, int, typename Space::device_type, void, int>;
 template <class Space>
-using IVec = Kokkos::View<std::int64_t *, typename Space::memory_space>;
+using IVec = Kokkos::View<std::int64_t*, typename Space::memory_space>;
 template <class Space>
-using DVec = Kokkos::View<double *, typename Space::memory_space>;
+using DVec = Kokkos::View<double*, typename Space::memory_space>;
 template <class Space>
-using State =
-    Kokkos::View<double **, Kokkos::LayoutRight, typename Space::memory_space>;
+using State = Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space>;
 template <class Space>
-using Lab = Kokkos::View<std::int64_t **, Kokkos::LayoutRight,
-                         typename Space::memory_space>;
+using Lab = Kokkos::View<std::int64_t**, Kokkos::LayoutRight, typename Space::memory_space>;
 
 /// A 4-node path 0 - 1 - 2 - 3 (rows x cols, weights w), from host arrays.
 template <class Space>
@@ -44,8 +42,7 @@ Crs<Space> path(int rows, int cols, std::vector<double> w = {1, 1, 1, 1, 1, 1},
   auto hr = Kokkos::create_mirror_view(r);
   auto he = Kokkos::create_mirror_view(e);
   auto hv = Kokkos::create_mirror_view(v);
-  for (int i = 0; i <= rows; ++i)
-    hr(i) = rm[i];
+  for (int i = 0; i <= rows; ++i) hr(i) = rm[i];
   for (int i = 0; i < 6; ++i) {
     he(i) = ent[i];
     hv(i) = w[i];
@@ -57,11 +54,10 @@ Crs<Space> path(int rows, int cols, std::vector<double> w = {1, 1, 1, 1, 1, 1},
 }
 
 template <class T, class Space>
-Kokkos::View<T *, typename Space::memory_space> vec(std::vector<T> h) {
-  Kokkos::View<T *, typename Space::memory_space> d("v", h.size());
+Kokkos::View<T*, typename Space::memory_space> vec(std::vector<T> h) {
+  Kokkos::View<T*, typename Space::memory_space> d("v", h.size());
   auto m = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < h.size(); ++i)
-    m(i) = h[i];
+  for (std::size_t i = 0; i < h.size(); ++i) m(i) = h[i];
   Kokkos::deep_copy(d, m);
   return d;
 }
@@ -89,7 +85,7 @@ TYPED_TEST(BadInputMAD, ModifiedAdsorption) {
     set(o);
     return o;
   };
-  const char *f = "modified_adsorption";
+  const char* f = "modified_adsorption";
   std::vector<BadInputRow> rows = {
       {f, "extents", "W is 4 x 5 but must be square",
        [&] { modified_adsorption(sp, Wrect, sn, sl, no_w, Y); }},
@@ -111,36 +107,30 @@ TYPED_TEST(BadInputMAD, ModifiedAdsorption) {
        [&] { modified_adsorption(sp, W, sn, sl, sw_neg, Y); }},
       {f, "parameter", "opts.mu1 = -1 must be finite and >= 0",
        [&] {
-         modified_adsorption(sp, W, sn, sl, no_w, Y,
-                             opt([](MADOptions &o) { o.mu1 = -1; }));
+         modified_adsorption(sp, W, sn, sl, no_w, Y, opt([](MADOptions& o) { o.mu1 = -1; }));
        }},
       {f, "parameter", "opts.mu2 = -0.5 must be finite and >= 0",
        [&] {
-         modified_adsorption(sp, W, sn, sl, no_w, Y,
-                             opt([](MADOptions &o) { o.mu2 = -0.5; }));
+         modified_adsorption(sp, W, sn, sl, no_w, Y, opt([](MADOptions& o) { o.mu2 = -0.5; }));
        }},
       {f, "parameter", "opts.mu3 = -2 must be finite and >= 0",
        [&] {
-         modified_adsorption(sp, W, sn, sl, no_w, Y,
-                             opt([](MADOptions &o) { o.mu3 = -2; }));
+         modified_adsorption(sp, W, sn, sl, no_w, Y, opt([](MADOptions& o) { o.mu3 = -2; }));
        }},
       {f, "parameter", "opts.beta = 1 must be finite and > 1",
        [&] {
-         modified_adsorption(sp, W, sn, sl, no_w, Y,
-                             opt([](MADOptions &o) { o.beta = 1; }));
+         modified_adsorption(sp, W, sn, sl, no_w, Y, opt([](MADOptions& o) { o.beta = 1; }));
        }},
       {f, "parameter", "opts.max_iterations = 0 must be >= 1",
        [&] {
          modified_adsorption(sp, W, sn, sl, no_w, Y,
-                             opt([](MADOptions &o) { o.max_iterations = 0; }));
+                             opt([](MADOptions& o) { o.max_iterations = 0; }));
        }},
       {f, "parameter", "opts.tolerance = -1 must be >= 0",
        [&] {
-         modified_adsorption(sp, W, sn, sl, no_w, Y,
-                             opt([](MADOptions &o) { o.tolerance = -1; }));
+         modified_adsorption(sp, W, sn, sl, no_w, Y, opt([](MADOptions& o) { o.tolerance = -1; }));
        }},
-      {f, "extents",
-       "Y is 4 x 1 but must be n x (labels + 1) with n = 4 and labels >= 1",
+      {f, "extents", "Y is 4 x 1 but must be n x (labels + 1) with n = 4 and labels >= 1",
        [&] { modified_adsorption(sp, W, sn, sl, no_w, Y_bad); }},
       {f, "extents", "Y is 5 x 3 but must be n x (labels + 1)",
        [&] { modified_adsorption(sp, W, sn, sl, no_w, Y_rows); }},
@@ -163,11 +153,9 @@ TYPED_TEST(BadInputMAD, ProbabilitiesAndTopK) {
   std::vector<BadInputRow> rows = {
       {"mad_probabilities", "extents", "W is 4 x 5 but must be square",
        [&] { mad_probabilities(sp, Wrect, sn, p, p, p); }},
-      {"mad_probabilities", "extents",
-       "p_inj, p_cont, p_abnd have lengths 4, 3, 4",
+      {"mad_probabilities", "extents", "p_inj, p_cont, p_abnd have lengths 4, 3, 4",
        [&] { mad_probabilities(sp, W, sn, p, p3, p); }},
-      {"mad_probabilities", "parameter",
-       "opts.beta = 0.5 must be finite and > 1",
+      {"mad_probabilities", "parameter", "opts.beta = 0.5 must be finite and > 1",
        [&] { mad_probabilities(sp, W, sn, p, p, p, beta_low); }},
       {"mad_top_k", "extents", "k = labels.extent(1) must be >= 1",
        [&] { mad_top_k(sp, Y, lab0, sc0); }},
@@ -198,8 +186,8 @@ TYPED_TEST(BadInputMAD, MADSketch) {
   State<Space> sc("sc", 4, 1), sc0("sc0", 4, 0);
   MADOptions beta_one;
   beta_one.beta = 1.0;
-  const char *f = "mad_sketch";
-  const char *g = "mad_sketch_top_k";
+  const char* f = "mad_sketch";
+  const char* g = "mad_sketch_top_k";
   std::vector<BadInputRow> rows = {
       {f, "parameter", "the hash operator has depth 0",
        [&] { mad_sketch(sp, W, sn, sl, no_w, 2, none, S); }},
@@ -229,4 +217,4 @@ TYPED_TEST(BadInputMAD, MADSketch) {
   TestUtil::run_bad_input_table(rows);
 }
 
-} // namespace
+}  // namespace

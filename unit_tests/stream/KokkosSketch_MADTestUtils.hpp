@@ -20,12 +20,10 @@ namespace KokkosSketch::TestUtil {
 
 /// A host vector as a rank-1 View in Space's memory.
 template <class T, class Space>
-Kokkos::View<T *, typename Space::memory_space>
-vec_view(const std::vector<T> &h) {
-  Kokkos::View<T *, typename Space::memory_space> d("vec", h.size());
+Kokkos::View<T*, typename Space::memory_space> vec_view(const std::vector<T>& h) {
+  Kokkos::View<T*, typename Space::memory_space> d("vec", h.size());
   auto m = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < h.size(); ++i)
-    m(i) = h[i];
+  for (std::size_t i = 0; i < h.size(); ++i) m(i) = h[i];
   Kokkos::deep_copy(d, m);
   return d;
 }
@@ -33,8 +31,7 @@ vec_view(const std::vector<T> &h) {
 /// The entropy heuristic as stated in docs/stream/mad.md (Talukdar & Crammer
 /// 2009, natural logs), written here independently of the library: {p_inj,
 /// p_cont, p_abnd}.
-inline std::vector<double> mad_probs_reference(double H, bool labeled,
-                                               double beta) {
+inline std::vector<double> mad_probs_reference(double H, bool labeled, double beta) {
   const double c = std::log(beta) / std::log(beta + std::exp(H));
   const double d = labeled ? (1.0 - c) * std::sqrt(H) : 0.0;
   const double z = std::max(c + d, 1.0);
@@ -51,11 +48,10 @@ struct HostGraph {
 /// max over v, c of |Y(v, c) - rhs(v, c)|, rhs the MAD update of Y evaluated on
 /// the host in double (two-sided M_vv, diagonal skipped), scaled by max(1, max
 /// |Y|); Y row-major n x C.
-inline double mad_fixed_point_residual(const HostGraph &g,
-                                       const std::vector<std::int64_t> &sn,
-                                       const std::vector<std::int64_t> &sl,
-                                       const std::vector<double> &Y,
-                                       std::int64_t C, const MADOptions &o) {
+inline double mad_fixed_point_residual(const HostGraph& g, const std::vector<std::int64_t>& sn,
+                                       const std::vector<std::int64_t>& sl,
+                                       const std::vector<double>& Y, std::int64_t C,
+                                       const MADOptions& o) {
   const std::int64_t n = g.n, L = C - 1;
   std::vector<double> H(n, 0.0), pin(n), pco(n), pab(n);
   std::vector<int> lab(n, 0);
@@ -67,8 +63,7 @@ inline double mad_fixed_point_residual(const HostGraph &g,
   for (std::int64_t v = 0; v < n; ++v) {
     double s = 0;
     for (auto k = g.row_map[v]; k < g.row_map[v + 1]; ++k)
-      if (g.entries[k] != v)
-        s += g.values[k];
+      if (g.entries[k] != v) s += g.values[k];
     for (auto k = g.row_map[v]; k < g.row_map[v + 1]; ++k)
       if (g.entries[k] != v && g.values[k] > 0) {
         const double p = g.values[k] / s;
@@ -85,8 +80,7 @@ inline double mad_fixed_point_residual(const HostGraph &g,
   for (std::int64_t v = 0; v < n; ++v)
     for (auto k = g.row_map[v]; k < g.row_map[v + 1]; ++k) {
       const std::int64_t u = g.entries[k];
-      if (u == v)
-        continue;
+      if (u == v) continue;
       const double w = g.values[k];
       // Edge v -> u with weight W_vu: row v gets p_cont_v W_vu, row u gets
       // p_cont_v W_vu.
@@ -99,13 +93,11 @@ inline double mad_fixed_point_residual(const HostGraph &g,
       }
     }
   double worst = 0.0, scale = 1.0;
-  for (double y : Y)
-    scale = std::max(scale, std::fabs(y));
+  for (double y : Y) scale = std::max(scale, std::fabs(y));
   for (std::int64_t v = 0; v < n; ++v) {
     const double Mv = o.mu1 * pin[v] + o.mu2 * M[v] + o.mu3;
     for (std::int64_t c = 0; c < C; ++c) {
-      double r = rhs[v * C + c] + o.mu1 * pin[v] * Y0[v * C + c] +
-                 (c == L ? o.mu3 * pab[v] : 0.0);
+      double r = rhs[v * C + c] + o.mu1 * pin[v] * Y0[v * C + c] + (c == L ? o.mu3 * pab[v] : 0.0);
       r = Mv > 0 ? r / Mv : 0.0;
       worst = std::max(worst, std::fabs(r - Y[v * C + c]));
     }
@@ -115,22 +107,19 @@ inline double mad_fixed_point_residual(const HostGraph &g,
 
 /// Fraction of nodes (seeds excluded) whose top-1 label (row-major n x k
 /// labels, column 0) equals their community.
-inline double top1_accuracy(const std::vector<double> &labels_nk,
-                            std::int64_t k, const PlantedPartitionGraph &g) {
+inline double top1_accuracy(const std::vector<double>& labels_nk, std::int64_t k,
+                            const PlantedPartitionGraph& g) {
   std::vector<int> is_seed(g.n, 0);
-  for (auto v : g.seed_nodes)
-    is_seed[v] = 1;
+  for (auto v : g.seed_nodes) is_seed[v] = 1;
   std::int64_t ok = 0, total = 0;
   for (std::int64_t v = 0; v < g.n; ++v) {
-    if (is_seed[v])
-      continue;
+    if (is_seed[v]) continue;
     ++total;
-    if (std::int64_t(labels_nk[v * k]) == g.community[v])
-      ++ok;
+    if (std::int64_t(labels_nk[v * k]) == g.community[v]) ++ok;
   }
   return total ? double(ok) / double(total) : 0.0;
 }
 
-} // namespace KokkosSketch::TestUtil
+}  // namespace KokkosSketch::TestUtil
 
 #endif

@@ -22,15 +22,14 @@ namespace {
 using namespace KokkosSketch;
 using TestUtil::vec_view;
 
-template <class Space> class MADSketch : public ::testing::Test {};
+template <class Space>
+class MADSketch : public ::testing::Test {};
 TYPED_TEST_SUITE(MADSketch, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
 template <class Space, class T = double>
-using State =
-    Kokkos::View<T **, Kokkos::LayoutRight, typename Space::memory_space>;
+using State = Kokkos::View<T**, Kokkos::LayoutRight, typename Space::memory_space>;
 template <class Space>
-using Labels = Kokkos::View<std::int64_t **, Kokkos::LayoutRight,
-                            typename Space::memory_space>;
+using Labels = Kokkos::View<std::int64_t**, Kokkos::LayoutRight, typename Space::memory_space>;
 
 TYPED_TEST(MADSketch, SketchOfExactStateAndOverestimates) {
   using Space = TypeParam;
@@ -44,18 +43,17 @@ TYPED_TEST(MADSketch, SketchOfExactStateAndOverestimates) {
   const std::int64_t L = 40;
   const auto sn = vec_view<std::int64_t, Space>(g.seed_nodes);
   const auto sl = vec_view<std::int64_t, Space>(g.seed_labels);
-  const Kokkos::View<double *, typename Space::memory_space> no_w;
+  const Kokkos::View<double*, typename Space::memory_space> no_w;
   MADOptions o;
   o.max_iterations = 25;
-  o.tolerance = 0.0; // the same number of iterations in both
+  o.tolerance = 0.0;  // the same number of iterations in both
   State<Space> Y("Y", g.n, L + 1);
   modified_adsorption(sp, W, sn, sl, no_w, Y, o);
   const CountMinHashOp hash(0xC0FFEEu, 3, 16);
   State<Space> S("S", g.n, 3 * 16 + 1);
   const auto st = mad_sketch(sp, W, sn, sl, no_w, L, hash, S, o);
   EXPECT_EQ(st.iterations, 25);
-  EXPECT_EQ(st.state_bytes,
-            mad_sketch_memory_bytes(g.n, 3, 16, sizeof(double)));
+  EXPECT_EQ(st.state_bytes, mad_sketch_memory_bytes(g.n, 3, 16, sizeof(double)));
   EXPECT_EQ(st.state_bytes, 2 * S.span() * sizeof(double));
   const auto y = TestUtil::to_host(Y);
   const auto s = TestUtil::to_host(S);
@@ -64,8 +62,7 @@ TYPED_TEST(MADSketch, SketchOfExactStateAndOverestimates) {
   std::vector<double> want(g.n * 49, 0.0);
   for (std::int64_t v = 0; v < g.n; ++v) {
     for (std::int64_t l = 0; l < L; ++l)
-      for (int r = 0; r < 3; ++r)
-        want[v * 49 + r * 16 + hash.bucket(r, l)] += y[v * (L + 1) + l];
+      for (int r = 0; r < 3; ++r) want[v * 49 + r * 16 + hash.bucket(r, l)] += y[v * (L + 1) + l];
     want[v * 49 + 48] = y[v * (L + 1) + L];
   }
   EXPECT_TRUE(TestUtil::allclose(s, want, 1e-12, 1e-15, 49));
@@ -73,8 +70,7 @@ TYPED_TEST(MADSketch, SketchOfExactStateAndOverestimates) {
   for (std::int64_t v = 0; v < g.n; ++v)
     for (std::int64_t l = 0; l < L; ++l) {
       double est = 1e300;
-      for (int r = 0; r < 3; ++r)
-        est = std::min(est, s[v * 49 + r * 16 + hash.bucket(r, l)]);
+      for (int r = 0; r < 3; ++r) est = std::min(est, s[v * 49 + r * 16 + hash.bucket(r, l)]);
       EXPECT_GE(est, y[v * (L + 1) + l] * (1 - 1e-12)) << v << " " << l;
     }
 }
@@ -95,7 +91,7 @@ TYPED_TEST(MADSketch, AccuracyWithinTwoPointsOfExact1000Labels) {
   const std::int64_t L = 1000;
   const auto sn = vec_view<std::int64_t, Space>(g.seed_nodes);
   const auto sl = vec_view<std::int64_t, Space>(g.seed_labels);
-  const Kokkos::View<float *, typename Space::memory_space> no_w;
+  const Kokkos::View<float*, typename Space::memory_space> no_w;
   MADOptions o;
   o.symmetric = true;
   o.max_iterations = 20;
@@ -114,28 +110,23 @@ TYPED_TEST(MADSketch, AccuracyWithinTwoPointsOfExact1000Labels) {
   const auto st = mad_sketch(sp, W, sn, sl, no_w, L, hash, S, o);
   EXPECT_EQ(st.state_bytes, mad_sketch_memory_bytes(g.n, d, w, sizeof(float)));
   EXPECT_EQ(st.state_bytes, 2 * S.span() * sizeof(float));
-  EXPECT_LT(double(st.state_bytes) * 5,
-            double(mad_memory_bytes(g.n, L, sizeof(float))));
+  EXPECT_LT(double(st.state_bytes) * 5, double(mad_memory_bytes(g.n, L, sizeof(float))));
   Labels<Space> ls("ls", g.n, 1);
   State<Space, float> ss("ss", g.n, 1);
   mad_sketch_top_k(sp, hash, S, L, ls, ss);
-  const double acc_sketch =
-      TestUtil::top1_accuracy(TestUtil::to_host(ls), 1, g);
+  const double acc_sketch = TestUtil::top1_accuracy(TestUtil::to_host(ls), 1, g);
   // Candidates given explicitly (the seed labels, here every label): the same
   // answer.
   Labels<Space> lc("lc", g.n, 1);
   State<Space, float> sc("sc", g.n, 1);
   mad_sketch_top_k(sp, hash, S, sl, lc, sc);
   EXPECT_GE(acc_exact, 0.85) << acc_exact;
-  EXPECT_GE(acc_sketch, acc_exact - 0.02)
-      << "sketch " << acc_sketch << " exact " << acc_exact;
-  EXPECT_GE(TestUtil::top1_accuracy(TestUtil::to_host(lc), 1, g),
-            acc_exact - 0.02);
+  EXPECT_GE(acc_sketch, acc_exact - 0.02) << "sketch " << acc_sketch << " exact " << acc_exact;
+  EXPECT_GE(TestUtil::top1_accuracy(TestUtil::to_host(lc), 1, g), acc_exact - 0.02);
   this->RecordProperty("top1_exact", std::to_string(acc_exact));
   this->RecordProperty("top1_sketch", std::to_string(acc_sketch));
-  std::printf(
-      "[ info ] top-1 accuracy: exact %.4f, sketch (d %lld, w %lld) %.4f\n",
-      acc_exact, (long long)d, (long long)w, acc_sketch);
+  std::printf("[ info ] top-1 accuracy: exact %.4f, sketch (d %lld, w %lld) %.4f\n", acc_exact,
+              (long long)d, (long long)w, acc_sketch);
 }
 
 TYPED_TEST(MADSketch, SameAsSerial) {
@@ -155,8 +146,7 @@ TYPED_TEST(MADSketch, SameAsSerial) {
     o.max_iterations = 30;
     mad_sketch(sp, W, vec_view<std::int64_t, S>(g.seed_nodes),
                vec_view<std::int64_t, S>(g.seed_labels),
-               Kokkos::View<double *, typename S::memory_space>(), 50, hash, St,
-               o);
+               Kokkos::View<double*, typename S::memory_space>(), 50, hash, St, o);
     Labels<S> lab("lab", g.n, 2);
     State<S, float> sc("sc", g.n, 2);
     mad_sketch_top_k(sp, hash, St, 50, lab, sc);
@@ -168,4 +158,4 @@ TYPED_TEST(MADSketch, SameAsSerial) {
   EXPECT_EQ(a.second, b.second);
 }
 
-} // namespace
+}  // namespace

@@ -21,16 +21,16 @@ namespace {
 using namespace KokkosSketch;
 using TestUtil::vec_view;
 
-template <class Space> class ModifiedAdsorption : public ::testing::Test {};
-TYPED_TEST_SUITE(ModifiedAdsorption, TestUtil::ExecutionSpaces,
-                 TestUtil::SpaceName);
+template <class Space>
+class ModifiedAdsorption : public ::testing::Test {};
+TYPED_TEST_SUITE(ModifiedAdsorption, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
 template <class Space>
-using Mat = KokkosSparse::CrsMatrix<double, int, typename Space::device_type,
-                                    void, int>;
+using Mat = KokkosSparse::CrsMatrix<double, int, typename Space::device_type, void, int>;
 
 /// A CrsMatrix from host CSR arrays.
-template <class Space> Mat<Space> crs(const TestUtil::HostGraph &g) {
+template <class Space>
+Mat<Space> crs(const TestUtil::HostGraph& g) {
   PlantedPartitionGraph pg;
   pg.n = g.n;
   pg.row_map = g.row_map;
@@ -39,7 +39,7 @@ template <class Space> Mat<Space> crs(const TestUtil::HostGraph &g) {
   return planted_partition_crs<double, int, int, Space>(pg);
 }
 
-TestUtil::HostGraph host_graph(const PlantedPartitionGraph &g) {
+TestUtil::HostGraph host_graph(const PlantedPartitionGraph& g) {
   return {g.n, g.row_map, g.entries, g.values};
 }
 
@@ -62,8 +62,7 @@ TYPED_TEST(ModifiedAdsorption, EntropyHeuristicHandComputed) {
   const auto W = crs<Space>(hg);
   // Seeds on nodes 0 and 5.
   const auto nodes = vec_view<std::int64_t, Space>({0, 5});
-  Kokkos::View<double *, typename Space::memory_space> pi("pi", 6), pc("pc", 6),
-      pa("pa", 6);
+  Kokkos::View<double*, typename Space::memory_space> pi("pi", 6), pc("pc", 6), pa("pa", 6);
   MADOptions o;
   o.beta = 2.0;
   mad_probabilities(sp, W, nodes, pi, pc, pa, o);
@@ -109,16 +108,14 @@ TYPED_TEST(ModifiedAdsorption, FixedPointDirectedGraph) {
   const auto hg = small_directed();
   const auto W = crs<Space>(hg);
   const std::vector<std::int64_t> sn = {0, 5, 2}, sl = {0, 1, 1};
-  Kokkos::View<double **, Kokkos::LayoutRight, typename Space::memory_space> Y(
-      "Y", 6, 3);
+  Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> Y("Y", 6, 3);
   MADOptions o;
-  o.mu2 = 0.5; // strong propagation: the two-sided terms matter
+  o.mu2 = 0.5;  // strong propagation: the two-sided terms matter
   o.tolerance = 1e-13;
   o.max_iterations = 1000;
-  const auto st = modified_adsorption(
-      sp, W, vec_view<std::int64_t, Space>(sn),
-      vec_view<std::int64_t, Space>(sl),
-      Kokkos::View<double *, typename Space::memory_space>(), Y, o);
+  const auto st = modified_adsorption(sp, W, vec_view<std::int64_t, Space>(sn),
+                                      vec_view<std::int64_t, Space>(sl),
+                                      Kokkos::View<double*, typename Space::memory_space>(), Y, o);
   EXPECT_TRUE(st.converged) << st.iterations << " " << st.change;
   const auto y = TestUtil::to_host(Y);
   EXPECT_LT(TestUtil::mad_fixed_point_residual(hg, sn, sl, y, 3, o), 1e-11);
@@ -140,25 +137,21 @@ TYPED_TEST(ModifiedAdsorption, PlantedPartitionAccuracyAndFixedPoint) {
   pp.seed = 23;
   const auto g = planted_partition_graph(pp);
   const auto W = planted_partition_crs<double, int, int, Space>(g);
-  Kokkos::View<double **, Kokkos::LayoutRight, typename Space::memory_space> Y(
-      "Y", g.n, 31);
+  Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> Y("Y", g.n, 31);
   MADOptions o;
   o.tolerance = 1e-10;
   o.max_iterations = 500;
-  const auto st = modified_adsorption(
-      sp, W, vec_view<std::int64_t, Space>(g.seed_nodes),
-      vec_view<std::int64_t, Space>(g.seed_labels),
-      Kokkos::View<double *, typename Space::memory_space>(), Y, o);
+  const auto st = modified_adsorption(sp, W, vec_view<std::int64_t, Space>(g.seed_nodes),
+                                      vec_view<std::int64_t, Space>(g.seed_labels),
+                                      Kokkos::View<double*, typename Space::memory_space>(), Y, o);
   EXPECT_TRUE(st.converged);
   const auto y = TestUtil::to_host(Y);
-  EXPECT_LT(TestUtil::mad_fixed_point_residual(host_graph(g), g.seed_nodes,
-                                               g.seed_labels, y, 31, o),
-            1e-8);
-  Kokkos::View<std::int64_t **, Kokkos::LayoutRight,
-               typename Space::memory_space>
-      lab("lab", g.n, 3);
-  Kokkos::View<double **, Kokkos::LayoutRight, typename Space::memory_space> sc(
-      "sc", g.n, 3);
+  EXPECT_LT(
+      TestUtil::mad_fixed_point_residual(host_graph(g), g.seed_nodes, g.seed_labels, y, 31, o),
+      1e-8);
+  Kokkos::View<std::int64_t**, Kokkos::LayoutRight, typename Space::memory_space> lab("lab", g.n,
+                                                                                      3);
+  Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> sc("sc", g.n, 3);
   mad_top_k(sp, Y, lab, sc);
   const auto hl = TestUtil::to_host(lab);
   const auto hs = TestUtil::to_host(sc);
@@ -171,19 +164,16 @@ TYPED_TEST(ModifiedAdsorption, PlantedPartitionAccuracyAndFixedPoint) {
   for (std::int64_t v = 0; v < g.n; ++v) {
     EXPECT_GE(hs[v * 3], hs[v * 3 + 1]);
     EXPECT_GE(hs[v * 3 + 1], hs[v * 3 + 2]);
-    if (hl[v * 3] >= 0)
-      EXPECT_EQ(hs[v * 3], y[v * 31 + std::int64_t(hl[v * 3])]);
+    if (hl[v * 3] >= 0) EXPECT_EQ(hs[v * 3], y[v * 31 + std::int64_t(hl[v * 3])]);
   }
   // The symmetric shortcut gives the same scores on this symmetric graph (to
   // rounding).
-  Kokkos::View<double **, Kokkos::LayoutRight, typename Space::memory_space> Ys(
-      "Ys", g.n, 31);
+  Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> Ys("Ys", g.n, 31);
   MADOptions os = o;
   os.symmetric = true;
   modified_adsorption(sp, W, vec_view<std::int64_t, Space>(g.seed_nodes),
                       vec_view<std::int64_t, Space>(g.seed_labels),
-                      Kokkos::View<double *, typename Space::memory_space>(),
-                      Ys, os);
+                      Kokkos::View<double*, typename Space::memory_space>(), Ys, os);
   EXPECT_TRUE(TestUtil::allclose(TestUtil::to_host(Ys), y, 1e-9, 1e-12, 31));
 }
 
@@ -198,14 +188,12 @@ TYPED_TEST(ModifiedAdsorption, SameAsSerial) {
   auto run = [&](auto sp) {
     using S = decltype(sp);
     const auto W = planted_partition_crs<float, int, int, S>(g);
-    Kokkos::View<float **, Kokkos::LayoutRight, typename S::memory_space> Y(
-        "Y", g.n, 16);
+    Kokkos::View<float**, Kokkos::LayoutRight, typename S::memory_space> Y("Y", g.n, 16);
     std::vector<double> w(g.seed_nodes.size(), 0.5);
     MADOptions o;
     o.max_iterations = 40;
     modified_adsorption(sp, W, vec_view<std::int64_t, S>(g.seed_nodes),
-                        vec_view<std::int64_t, S>(g.seed_labels),
-                        vec_view<double, S>(w), Y, o);
+                        vec_view<std::int64_t, S>(g.seed_labels), vec_view<double, S>(w), Y, o);
     return TestUtil::to_host(Y);
   };
   const auto a = run(Space());
@@ -215,4 +203,4 @@ TYPED_TEST(ModifiedAdsorption, SameAsSerial) {
   EXPECT_TRUE(TestUtil::allclose(a, b, 1e-6, 1e-9, 16));
 }
 
-} // namespace
+}  // namespace

@@ -20,15 +20,15 @@ namespace Impl {
 /// MADStepFunctor); Y_new overwritten. Returns max |Y_new - Y_old| (a host
 /// value: waits for the step on `space`). Backends specialize this on
 /// ExecSpace.
-template <class ExecSpace, class Scalar> struct MADStepApply {
-  static constexpr const char *path = "generic";
-  static double apply(const ExecSpace &space,
-                      const MADStepFunctor<ExecSpace, Scalar> &f) {
+template <class ExecSpace, class Scalar>
+struct MADStepApply {
+  static constexpr const char* path = "generic";
+  static double apply(const ExecSpace& space, const MADStepFunctor<ExecSpace, Scalar>& f) {
     return mad_step(space, f);
   }
 };
 
-} // namespace Impl
-} // namespace KokkosSketch
+}  // namespace Impl
+}  // namespace KokkosSketch
 
 #endif
