@@ -1,33 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_MADSketch.hpp
-/// \brief MAD-Sketch (Talukdar & Cohen, AISTATS 2014): Modified Adsorption with
-/// each node's label distribution held in a count-min sketch of depth d and
-/// width w, so that the label state costs O(d w) per node instead of O(labels).
+/// \brief MAD-Sketch (Talukdar & Cohen, AISTATS 2014): Modified Adsorption with each node's
+/// label distribution held in a count-min sketch of depth d and width w, so that the label
+/// state costs O(d w) per node instead of O(labels).
 ///
-/// Every node's sketch uses the same hash functions h_0..h_{d-1} (a
-/// CountMinHashOp), so sketches are linear: the sketch of a linear combination
-/// of label vectors is that linear combination of their sketches. The MAD
-/// update (KokkosSketch_ModifiedAdsorption.hpp) is a linear combination of the
-/// neighbours' label vectors, the node's seed vector and the dummy indicator,
-/// so it is applied to the sketches cell by cell: with S_v(r, j) the cell (r,
-/// j) of node v, \f[ S_v(r, j) \leftarrow a_v S^0_v(r, j) + g_v \sum_u P_{vu}
-/// S_u(r, j), \qquad
+/// Every node's sketch uses the same hash functions h_0..h_{d-1} (a CountMinHashOp), so
+/// sketches are linear: the sketch of a linear combination of label vectors is that linear
+/// combination of their sketches. The MAD update (KokkosSketch_ModifiedAdsorption.hpp) is a
+/// linear combination of the neighbours' label vectors, the node's seed vector and the dummy
+/// indicator, so it is applied to the sketches cell by cell: with S_v(r, j) the cell (r, j) of
+/// node v,
+/// \f[ S_v(r, j) \leftarrow a_v S^0_v(r, j) + g_v \sum_u P_{vu} S_u(r, j), \qquad
 ///     S^0_v(r, j) = \sum_{l : h_r(l) = j} Y^0_v(l), \f]
-/// with the coefficients of exact MAD (a_v = mu1 p_inj_v / M_vv, g_v = mu2 /
-/// M_vv, P_vu = p_cont_v W_vu + p_cont_u W_uv). The dummy label is kept
-/// exactly, as one more column (it is added at every node, so hashing it would
-/// put its mass into one cell per row of every sketch and inflate every label
-/// that shares that cell). Consequently, at every iteration (up to rounding),
-/// S_v(r, j) = sum over labels l with h_r(l) = j of the exact MAD score Y_v(l):
-/// the sketch is exactly the count-min sketch of exact MAD's state, and the
+/// with the coefficients of exact MAD (a_v = mu1 p_inj_v / M_vv, g_v = mu2 / M_vv,
+/// P_vu = p_cont_v W_vu + p_cont_u W_uv). The dummy label is kept exactly, as one more
+/// column (it is added at every node, so hashing it would put its mass into one cell per row
+/// of every sketch and inflate every label that shares that cell). Consequently, at every
+/// iteration (up to rounding), S_v(r, j) = sum over labels l with h_r(l) = j of the exact
+/// MAD score Y_v(l): the sketch is exactly the count-min sketch of exact MAD's state, and the
 /// count-min estimate \f$ \hat Y_v(l) = \min_r S_v(r, h_r(l)) \f$ satisfies
-/// \f$ Y_v(l) \le \hat Y_v(l) \le Y_v(l) + \varepsilon \lVert Y_v \rVert_1 \f$
-/// with probability at least 1 - delta for w >= e / eps and d >= ln(1 / delta)
-/// (Cormode & Muthukrishnan 2005; the scores are nonnegative), \f$ \lVert Y_v
-/// \rVert_1 \f$ over real labels only.
+/// \f$ Y_v(l) \le \hat Y_v(l) \le Y_v(l) + \varepsilon \lVert Y_v \rVert_1 \f$ with
+/// probability at least 1 - delta for w >= e / eps and d >= ln(1 / delta) (Cormode &
+/// Muthukrishnan 2005; the scores are nonnegative), \f$ \lVert Y_v \rVert_1 \f$ over real
+/// labels only.
 ///
-/// State layout: S is n x (d w + 1), LayoutRight; cell (r, j) of node v is S(v,
-/// r w + j) and S(v, d w) is the exact dummy score.
+/// State layout: S is n x (d w + 1), LayoutRight; cell (r, j) of node v is S(v, r w + j) and
+/// S(v, d w) is the exact dummy score.
 #ifndef KOKKOSSKETCH_MADSKETCH_HPP
 #define KOKKOSSKETCH_MADSKETCH_HPP
 
@@ -41,10 +39,12 @@
 
 namespace KokkosSketch {
 
-/// \brief Bytes of label state of MAD-Sketch: two n x (depth width + 1) arrays
-/// of `scalar_bytes`-byte entries (saturating). \param [in] n nodes \param [in]
-/// depth, width the count-min shape \param [in] scalar_bytes sizeof the state's
-/// value type \return bytes
+/// \brief Bytes of label state of MAD-Sketch: two n x (depth width + 1) arrays of
+/// `scalar_bytes`-byte entries (saturating).
+/// \param [in] n nodes
+/// \param [in] depth, width the count-min shape
+/// \param [in] scalar_bytes sizeof the state's value type
+/// \return bytes
 inline std::uint64_t mad_sketch_memory_bytes(std::int64_t n, std::int64_t depth, std::int64_t width,
                                              std::size_t scalar_bytes) {
   const std::int64_t cols = depth * width + 1;
@@ -54,8 +54,7 @@ inline std::uint64_t mad_sketch_memory_bytes(std::int64_t n, std::int64_t depth,
 
 namespace Impl {
 
-/// Count-min estimate of label l at node v: min over rows r of S(v, r w +
-/// h_r(l)).
+/// Count-min estimate of label l at node v: min over rows r of S(v, r w + h_r(l)).
 template <class SView>
 struct MADSketchScore {
   SView S;
@@ -80,8 +79,8 @@ struct MADCandidates {
   }
 };
 
-/// Number of negative entries of an integer View (waits: a host value). A
-/// function without a defaulted template parameter, for nvcc's device lambdas.
+/// Number of negative entries of an integer View (waits: a host value). A function without
+/// a defaulted template parameter, for nvcc's device lambdas.
 template <class ExecSpace, class CView>
 std::int64_t mad_count_negative(const ExecSpace& space, const CView& c) {
   std::int64_t negative = 0;
@@ -110,29 +109,24 @@ void mad_sketch_check_state(const char* f, const CountMinHashOp& hash, std::int6
 
 }  // namespace Impl
 
-/// \brief MAD-Sketch: Modified Adsorption on count-min sketches of the label
-/// distributions (see the file description); S holds every node's sketch and
-/// its exact dummy score.
+/// \brief MAD-Sketch: Modified Adsorption on count-min sketches of the label distributions
+/// (see the file description); S holds every node's sketch and its exact dummy score.
 ///
-/// \tparam ExecSpace Kokkos execution space; W and every View must be
-/// accessible from it. \param [in] space instance the work runs on. The call
-/// waits (host seed checks and the
+/// \tparam ExecSpace Kokkos execution space; W and every View must be accessible from it.
+/// \param [in] space instance the work runs on. The call waits (host seed checks and the
 ///   per-iteration convergence test, as modified_adsorption).
 /// \param [in] W n x n KokkosSparse::CrsMatrix of edge weights (finite, >= 0).
-/// \param [in] seed_nodes, seed_labels, seed_weights the seeds, as
-/// modified_adsorption. \param [in] n_labels number of labels (>= 1); seed
-/// labels must lie in [0, n_labels). \param [in] hash the count-min hash
-/// functions (depth d, width w), shared by all nodes. \param [out] S n x (d w +
-/// 1) View, LayoutRight, float or double; overwritten. \param [in] opts see
-/// MADOptions (the convergence test runs on the sketch cells). \return
-/// iterations, last change, convergence, bytes of label state
+/// \param [in] seed_nodes, seed_labels, seed_weights the seeds, as modified_adsorption.
+/// \param [in] n_labels number of labels (>= 1); seed labels must lie in [0, n_labels).
+/// \param [in] hash the count-min hash functions (depth d, width w), shared by all nodes.
+/// \param [out] S n x (d w + 1) View, LayoutRight, float or double; overwritten.
+/// \param [in] opts see MADOptions (the convergence test runs on the sketch cells).
+/// \return iterations, last change, convergence, bytes of label state
 ///   (mad_sketch_memory_bytes).
-/// \throws Error as modified_adsorption, and on n_labels < 1, a
-/// default-constructed hash
+/// \throws Error as modified_adsorption, and on n_labels < 1, a default-constructed hash
 ///   (depth 0), S of the wrong extents.
 ///
-/// Cost per iteration: 2 nnz(W) (d w + 1) multiply-adds, independent of the
-/// label count.
+/// Cost per iteration: 2 nnz(W) (d w + 1) multiply-adds, independent of the label count.
 template <class ExecSpace, class CrsMatrix, class NodeView, class LabelView, class WeightView,
           class SView, std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 MADStats mad_sketch(const ExecSpace& space, const CrsMatrix& W, const NodeView& seed_nodes,
@@ -165,28 +159,25 @@ MADStats mad_sketch(const ExecSpace& space, const CrsMatrix& W, const NodeView& 
   Impl::rethrow_as_error("mad_sketch");
 }
 
-/// \brief Top-k labels of every node from MAD-Sketch state, by count-min
-/// estimates of the candidate labels.
+/// \brief Top-k labels of every node from MAD-Sketch state, by count-min estimates of the
+/// candidate labels.
 ///
-/// For each node v and each candidate label l, \f$ \hat Y_v(l) = \min_r S(v, r
-/// w + h_r(l)) \f$; row v of `labels` lists the candidates by descending
-/// estimate (ties: earlier candidate first); only positive estimates count, the
-/// remaining slots hold -1 and 0. Candidates are typically all labels (0, ...,
-/// L - 1: the overload without a candidate View) or the labels that occur among
-/// the seeds (no other label can have a nonzero score). Cost: n |candidates| d
-/// hash evaluations and reads. \tparam ExecSpace Kokkos execution space; every
-/// View must be accessible from it. \param [in] space instance the work is
-/// enqueued on (asynchronous). \param [in] hash the hash operator mad_sketch
-/// used. \param [in] S the state of mad_sketch, n x (d w + 1). \param [in]
-/// candidates rank-1 integer View of labels (each >= 0; not checked against L,
-///   which the sketch does not know: a label never seeded estimates its
-///   collisions only).
+/// For each node v and each candidate label l, \f$ \hat Y_v(l) = \min_r S(v, r w + h_r(l)) \f$;
+/// row v of `labels` lists the candidates by descending estimate (ties: earlier candidate
+/// first); only positive estimates count, the remaining slots hold -1 and 0. Candidates are
+/// typically all labels (0, ..., L - 1: the overload without a candidate View) or the labels
+/// that occur among the seeds (no other label can have a nonzero score).
+/// Cost: n |candidates| d hash evaluations and reads.
+/// \tparam ExecSpace Kokkos execution space; every View must be accessible from it.
+/// \param [in] space instance the work is enqueued on (asynchronous).
+/// \param [in] hash the hash operator mad_sketch used.
+/// \param [in] S the state of mad_sketch, n x (d w + 1).
+/// \param [in] candidates rank-1 integer View of labels (each >= 0; not checked against L,
+///   which the sketch does not know: a label never seeded estimates its collisions only).
 /// \param [out] labels n x k integer View; overwritten.
 /// \param [out] scores n x k floating View; overwritten.
-/// \throws Error on a default-constructed hash, S, labels or scores with the
-/// wrong extents,
-///   k = 0, an empty candidate View or a negative candidate (host check:
-///   waits).
+/// \throws Error on a default-constructed hash, S, labels or scores with the wrong extents,
+///   k = 0, an empty candidate View or a negative candidate (host check: waits).
 template <class ExecSpace, class SView, class CView, class LabView, class ScoreView,
           std::enable_if_t<Kokkos::is_view<CView>::value, int> = 0>
 void mad_sketch_top_k(const ExecSpace& space, const CountMinHashOp& hash, const SView& S,
@@ -217,13 +208,14 @@ void mad_sketch_top_k(const ExecSpace& space, const CountMinHashOp& hash, const 
   Impl::rethrow_as_error("mad_sketch_top_k");
 }
 
-/// \brief mad_sketch_top_k with every label 0, ..., n_labels - 1 as a
-/// candidate. \param [in] space instance the work is enqueued on
-/// (asynchronous). \param [in] hash the hash operator mad_sketch used. \param
-/// [in] S the state of mad_sketch. \param [in] n_labels number of labels (>=
-/// 1). \param [out] labels n x k integer View; overwritten. \param [out] scores
-/// n x k floating View; overwritten. \throws Error as the overload with
-/// candidates, and on n_labels < 1.
+/// \brief mad_sketch_top_k with every label 0, ..., n_labels - 1 as a candidate.
+/// \param [in] space instance the work is enqueued on (asynchronous).
+/// \param [in] hash the hash operator mad_sketch used.
+/// \param [in] S the state of mad_sketch.
+/// \param [in] n_labels number of labels (>= 1).
+/// \param [out] labels n x k integer View; overwritten.
+/// \param [out] scores n x k floating View; overwritten.
+/// \throws Error as the overload with candidates, and on n_labels < 1.
 template <class ExecSpace, class SView, class LabView, class ScoreView>
 void mad_sketch_top_k(const ExecSpace& space, const CountMinHashOp& hash, const SView& S,
                       std::int64_t n_labels, const LabView& labels, const ScoreView& scores) try {

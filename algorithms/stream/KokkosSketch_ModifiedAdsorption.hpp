@@ -1,27 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_ModifiedAdsorption.hpp
-/// \brief Modified Adsorption (MAD, Talukdar & Crammer 2009): graph-based
-/// semi-supervised label propagation with injection, continuation and
-/// abandonment probabilities per node and a dummy label, solved by Jacobi
-/// iteration; exact dense per-node label scores.
+/// \brief Modified Adsorption (MAD, Talukdar & Crammer 2009): graph-based semi-supervised
+/// label propagation with injection, continuation and abandonment probabilities per node and
+/// a dummy label, solved by Jacobi iteration; exact dense per-node label scores.
 ///
-/// For a graph with weights W (n x n, nonnegative; diagonal entries ignored),
-/// seeds Y0 (n x L, Y0(v, l) the sum of v's seed weights for label l) and the
-/// dummy label indicator R (column L), every node v gets p_inj, p_cont, p_abnd
-/// by the entropy heuristic (mad_probabilities), and the label state Y (n x (L
-/// + 1)) is iterated as \f[ Y_v \leftarrow \frac{1}{M_{vv}} \Big( \mu_1
-/// p^{inj}_v Y^0_v + \mu_2 D_v
+/// For a graph with weights W (n x n, nonnegative; diagonal entries ignored), seeds Y0
+/// (n x L, Y0(v, l) the sum of v's seed weights for label l) and the dummy label indicator R
+/// (column L), every node v gets p_inj, p_cont, p_abnd by the entropy heuristic
+/// (mad_probabilities), and the label state Y (n x (L + 1)) is iterated as
+/// \f[ Y_v \leftarrow \frac{1}{M_{vv}} \Big( \mu_1 p^{inj}_v Y^0_v + \mu_2 D_v
 ///     + \mu_3 p^{abnd}_v R_v \Big), \quad
 ///     D_v = \sum_{u \ne v} (p^{cont}_v W_{vu} + p^{cont}_u W_{uv}) Y_u, \f]
-/// \f[ M_{vv} = \mu_1 p^{inj}_v + \mu_2 \sum_{u \ne v} (p^{cont}_v W_{vu} +
-/// p^{cont}_u W_{uv})
+/// \f[ M_{vv} = \mu_1 p^{inj}_v + \mu_2 \sum_{u \ne v} (p^{cont}_v W_{vu} + p^{cont}_u W_{uv})
 ///     + \mu_3 , \f]
-/// from Y = 0 until max |Y_new - Y_old| <= tolerance. M_vv takes the
-/// continuation weight in both directions, as D_v does: then the update is a
-/// weighted average (the off-diagonal weights of row v sum to mu2 times the
-/// same sum as in M_vv), a contraction when mu3 > 0, whereas the one-sided form
-/// of M_vv can diverge. A node with M_vv = 0 (isolated, no seed, mu3 = 0) keeps
-/// Y_v = 0. docs/stream/mad.md has the derivation and the choices.
+/// from Y = 0 until max |Y_new - Y_old| <= tolerance. M_vv takes the continuation weight in
+/// both directions, as D_v does: then the update is a weighted average (the off-diagonal
+/// weights of row v sum to mu2 times the same sum as in M_vv), a contraction when mu3 > 0,
+/// whereas the one-sided form of M_vv can diverge. A node with M_vv = 0 (isolated, no seed,
+/// mu3 = 0) keeps Y_v = 0. docs/stream/mad.md has the derivation and the choices.
 #ifndef KOKKOSSKETCH_MODIFIEDADSORPTION_HPP
 #define KOKKOSSKETCH_MODIFIEDADSORPTION_HPP
 
@@ -53,8 +49,7 @@ struct MADOptions {
   double mu1 = 1.0;
   /// Weight of the neighbour (smoothness) term, >= 0.
   double mu2 = 1e-2;
-  /// Weight of the abandonment (dummy label) term, >= 0; > 0 guarantees
-  /// convergence.
+  /// Weight of the abandonment (dummy label) term, >= 0; > 0 guarantees convergence.
   double mu3 = 1e-2;
   /// Entropy heuristic parameter, > 1: c_v = ln(beta) / ln(beta + e^{H(v)}).
   double beta = 2.0;
@@ -62,13 +57,11 @@ struct MADOptions {
   int max_iterations = 100;
   /// Stop when max over all entries of |Y_new - Y_old| <= tolerance (>= 0).
   double tolerance = 1e-6;
-  /// Treat W as symmetric (W_uv = W_vu): the transpose is not built and P has
-  /// nnz entries instead of 2 nnz. Results for a truly symmetric W equal those
-  /// without the flag up to rounding; for a W that is not symmetric the result
-  /// is that of (W with W^T := W).
+  /// Treat W as symmetric (W_uv = W_vu): the transpose is not built and P has nnz entries
+  /// instead of 2 nnz. Results for a truly symmetric W equal those without the flag up to
+  /// rounding; for a W that is not symmetric the result is that of (W with W^T := W).
   bool symmetric = false;
-  /// Validate W's CRS structure first (Impl::validate_crs: a device pass and a
-  /// fence).
+  /// Validate W's CRS structure first (Impl::validate_crs: a device pass and a fence).
   bool validate_crs = true;
 };
 
@@ -80,10 +73,9 @@ struct MADStats {
   double change = 0.0;
   /// change <= tolerance.
   bool converged = false;
-  /// Bytes of label state the call used: the output View plus the internal
-  /// buffer of the same shape (Jacobi keeps two states), i.e. 2 n C
-  /// sizeof(Scalar) with C the state's columns. Equals mad_memory_bytes /
-  /// mad_sketch_memory_bytes.
+  /// Bytes of label state the call used: the output View plus the internal buffer of the
+  /// same shape (Jacobi keeps two states), i.e. 2 n C sizeof(Scalar) with C the state's
+  /// columns. Equals mad_memory_bytes / mad_sketch_memory_bytes.
   std::uint64_t state_bytes = 0;
 };
 
@@ -101,18 +93,16 @@ inline std::uint64_t mad_memory_bytes(std::int64_t n, std::int64_t labels,
 
 namespace Impl {
 
-/// Host copy of seeds, sorted by (node, column, input order), as per-node
-/// (column, weight) lists. `expand(label, cols)` appends the state columns of a
-/// label (exact: {label}).
+/// Host copy of seeds, sorted by (node, column, input order), as per-node (column, weight)
+/// lists. `expand(label, cols)` appends the state columns of a label (exact: {label}).
 struct MADSeedsHost {
   std::vector<std::int64_t> off, col;
   std::vector<double> val;
   std::vector<int> labeled;
 };
 
-/// Checks the seed Views (lengths; nodes in [0, n), labels in [0, labels),
-/// weights finite and >= 0; waits for their copies to the host) and builds the
-/// per-node lists.
+/// Checks the seed Views (lengths; nodes in [0, n), labels in [0, labels), weights finite
+/// and >= 0; waits for their copies to the host) and builds the per-node lists.
 template <class ExecSpace, class NodeView, class LabelView, class WeightView, class Expand>
 MADSeedsHost mad_seeds_to_host(const char* f, const ExecSpace& space, const NodeView& nodes,
                                const LabelView& labels, const WeightView& weights, std::int64_t n,
@@ -216,9 +206,8 @@ constexpr void mad_static_checks() {
                 "KokkosSketch: seed_weights must hold numbers");
 }
 
-/// Everything before the iteration: W checked (square, CRS, weights finite and
-/// >= 0), seeds checked and listed (columns by `expand`), probabilities, P and
-/// the step coefficients.
+/// Everything before the iteration: W checked (square, CRS, weights finite and >= 0), seeds
+/// checked and listed (columns by `expand`), probabilities, P and the step coefficients.
 template <class ExecSpace, class CrsMatrix, class NodeView, class LabelView, class WeightView,
           class Expand>
 MADProblem<ExecSpace> mad_prepare(const char* f, const ExecSpace& space, const CrsMatrix& W,
@@ -257,8 +246,8 @@ MADProblem<ExecSpace> mad_prepare(const char* f, const ExecSpace& space, const C
   return P;
 }
 
-/// The Jacobi iteration on the state Y (n x C, LayoutRight), ping-ponging with
-/// an internal buffer; Y holds the last iterate on return.
+/// The Jacobi iteration on the state Y (n x C, LayoutRight), ping-ponging with an internal
+/// buffer; Y holds the last iterate on return.
 template <class ExecSpace, class YView>
 MADStats mad_iterate(const char* f, const ExecSpace& space, const MADProblem<ExecSpace>& P,
                      const YView& Y, const MADOptions& opts) {
@@ -308,23 +297,22 @@ void mad_check_top_k_outputs(const char* f, std::int64_t n, const LabView& label
 
 }  // namespace Impl
 
-/// \brief Injection, continuation and abandonment probabilities of every node
-/// by the entropy heuristic of Talukdar & Crammer (2009), natural logarithms:
-/// \f$ H(v) = -\sum_u P_{vu} \ln P_{vu} \f$ with \f$ P_{vu} = W_{vu} / \sum_u
-/// W_{vu} \f$ (row v of W, diagonal skipped; H = 0 for a row without positive
-/// weight), \f$ c_v = \ln\beta / \ln(\beta + e^{H(v)}) \f$, \f$ d_v = (1 -
-/// c_v)\sqrt{H(v)} \f$ if v has a seed, else 0, \f$ z_v = \max(c_v + d_v, 1)
-/// \f$, p_cont = c_v / z_v, p_inj = d_v / z_v, p_abnd = 1 - p_cont - p_inj.
+/// \brief Injection, continuation and abandonment probabilities of every node by the entropy
+/// heuristic of Talukdar & Crammer (2009), natural logarithms:
+/// \f$ H(v) = -\sum_u P_{vu} \ln P_{vu} \f$ with \f$ P_{vu} = W_{vu} / \sum_u W_{vu} \f$
+/// (row v of W, diagonal skipped; H = 0 for a row without positive weight),
+/// \f$ c_v = \ln\beta / \ln(\beta + e^{H(v)}) \f$,
+/// \f$ d_v = (1 - c_v)\sqrt{H(v)} \f$ if v has a seed, else 0,
+/// \f$ z_v = \max(c_v + d_v, 1) \f$, p_cont = c_v / z_v, p_inj = d_v / z_v,
+/// p_abnd = 1 - p_cont - p_inj.
 ///
-/// \tparam ExecSpace Kokkos execution space; every View and W must be
-/// accessible from it. \param [in] space instance the work runs on; the call
-/// waits (seed checks on the host). \param [in] W n x n
-/// KokkosSparse::CrsMatrix, weights finite and >= 0. \param [in] seed_nodes
-/// node of each seed (integers); a node listed is "labeled". \param [out]
-/// p_inj, p_cont, p_abnd rank-1 double Views of length n; overwritten. \param
-/// [in] opts beta (> 1) and validate_crs are used; the other options are
-/// checked. \throws Error on a non-square or invalid W, negative or non-finite
-/// weights, seed nodes out
+/// \tparam ExecSpace Kokkos execution space; every View and W must be accessible from it.
+/// \param [in] space instance the work runs on; the call waits (seed checks on the host).
+/// \param [in] W n x n KokkosSparse::CrsMatrix, weights finite and >= 0.
+/// \param [in] seed_nodes node of each seed (integers); a node listed is "labeled".
+/// \param [out] p_inj, p_cont, p_abnd rank-1 double Views of length n; overwritten.
+/// \param [in] opts beta (> 1) and validate_crs are used; the other options are checked.
+/// \throws Error on a non-square or invalid W, negative or non-finite weights, seed nodes out
 ///   of range, outputs of the wrong length, options out of range.
 template <class ExecSpace, class CrsMatrix, class NodeView, class PView>
 void mad_probabilities(const ExecSpace& space, const CrsMatrix& W, const NodeView& seed_nodes,
@@ -355,37 +343,29 @@ void mad_probabilities(const ExecSpace& space, const CrsMatrix& W, const NodeVie
   Impl::rethrow_as_error("mad_probabilities");
 }
 
-/// \brief Modified Adsorption with exact dense label scores (see the file
-/// description for the equations).
+/// \brief Modified Adsorption with exact dense label scores (see the file description for
+/// the equations).
 ///
-/// \tparam ExecSpace Kokkos execution space; W and every View must be
-/// accessible from it. \param [in] space instance the work runs on. The call
-/// waits: seeds are checked and sorted
+/// \tparam ExecSpace Kokkos execution space; W and every View must be accessible from it.
+/// \param [in] space instance the work runs on. The call waits: seeds are checked and sorted
 ///   on the host, and each iteration's convergence test is a host value.
-/// \param [in] W n x n KokkosSparse::CrsMatrix of edge weights (finite, >= 0;
-/// symmetric or
+/// \param [in] W n x n KokkosSparse::CrsMatrix of edge weights (finite, >= 0; symmetric or
 ///   not; diagonal entries ignored).
-/// \param [in] seed_nodes, seed_labels rank-1 integer Views of one length s:
-/// seed i gives
-///   label seed_labels(i) in [0, labels) to node seed_nodes(i) in [0, n).
-///   Repeated pairs add.
-/// \param [in] seed_weights rank-1 View of length s (finite, >= 0), or an empty
-/// View for
+/// \param [in] seed_nodes, seed_labels rank-1 integer Views of one length s: seed i gives
+///   label seed_labels(i) in [0, labels) to node seed_nodes(i) in [0, n). Repeated pairs add.
+/// \param [in] seed_weights rank-1 View of length s (finite, >= 0), or an empty View for
 ///   weight 1.
-/// \param [out] Y n x (labels + 1) View, LayoutRight, float or double;
-/// overwritten with the
-///   last iterate. Column `labels` is the dummy label. labels = Y.extent(1) - 1
-///   >= 1.
+/// \param [out] Y n x (labels + 1) View, LayoutRight, float or double; overwritten with the
+///   last iterate. Column `labels` is the dummy label. labels = Y.extent(1) - 1 >= 1.
 /// \param [in] opts see MADOptions.
 /// \return iterations, last change, convergence, bytes of label state.
-/// \throws Error on a non-square, empty or invalid W, negative or non-finite
-/// weights, seeds
-///   out of range or of mismatched lengths, Y with the wrong extents, options
-///   out of range, a state that cannot fit the memory space.
+/// \throws Error on a non-square, empty or invalid W, negative or non-finite weights, seeds
+///   out of range or of mismatched lengths, Y with the wrong extents, options out of range,
+///   a state that cannot fit the memory space.
 ///
-/// Cost per iteration: 2 nnz(W) (labels + 1) multiply-adds (nnz with
-/// opts.symmetric). Memory: mad_memory_bytes(n, labels, sizeof(Scalar)) of
-/// state plus about 32 nnz(W) bytes for P.
+/// Cost per iteration: 2 nnz(W) (labels + 1) multiply-adds (nnz with opts.symmetric).
+/// Memory: mad_memory_bytes(n, labels, sizeof(Scalar)) of state plus about 32 nnz(W) bytes
+/// for P.
 template <class ExecSpace, class CrsMatrix, class NodeView, class LabelView, class WeightView,
           class YView, std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 MADStats modified_adsorption(const ExecSpace& space, const CrsMatrix& W, const NodeView& seed_nodes,
@@ -415,13 +395,12 @@ MADStats modified_adsorption(const ExecSpace& space, const CrsMatrix& W, const N
   Impl::rethrow_as_error("modified_adsorption");
 }
 
-/// \brief The top-k labels of every node from exact MAD scores (the dummy
-/// column excluded).
+/// \brief The top-k labels of every node from exact MAD scores (the dummy column excluded).
 ///
-/// Row v of `labels` lists v's labels by descending Y(v, l) (ties: lower label
-/// first); only positive scores count: slots past them hold label -1 and score
-/// 0. \tparam ExecSpace Kokkos execution space; every View must be accessible
-/// from it. \param [in] space instance the work is enqueued on (asynchronous).
+/// Row v of `labels` lists v's labels by descending Y(v, l) (ties: lower label first); only
+/// positive scores count: slots past them hold label -1 and score 0.
+/// \tparam ExecSpace Kokkos execution space; every View must be accessible from it.
+/// \param [in] space instance the work is enqueued on (asynchronous).
 /// \param [in] Y n x (labels + 1) label state of modified_adsorption.
 /// \param [out] labels n x k integer View; overwritten.
 /// \param [out] scores n x k floating View; overwritten.

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_PlantedPartition.hpp
-/// \brief A deterministic planted-partition graph (communities dense inside,
-/// sparse across, optionally power-law degrees) and its seeds: the test and
-/// benchmark input of Modified Adsorption and MAD-Sketch, a pure function of
-/// (seed, parameters) drawn from Philox.
+/// \brief A deterministic planted-partition graph (communities dense inside, sparse across,
+/// optionally power-law degrees) and its seeds: the test and benchmark input of Modified
+/// Adsorption and MAD-Sketch, a pure function of (seed, parameters) drawn from Philox.
 #ifndef KOKKOSSKETCH_PLANTEDPARTITION_HPP
 #define KOKKOSSKETCH_PLANTEDPARTITION_HPP
 
@@ -33,9 +32,8 @@ struct PlantedPartitionParams {
   std::uint64_t seed = 1;                ///< Philox key
 };
 
-/// \brief A planted-partition graph on the host: symmetric CSR, unit weights,
-/// rows sorted, no self-loops, no repeated edges; community of each node; seed
-/// nodes and their labels.
+/// \brief A planted-partition graph on the host: symmetric CSR, unit weights, rows sorted,
+/// no self-loops, no repeated edges; community of each node; seed nodes and their labels.
 struct PlantedPartitionGraph {
   std::int64_t n = 0;                     ///< nodes
   std::vector<std::int64_t> row_map;      ///< n + 1 offsets
@@ -46,13 +44,13 @@ struct PlantedPartitionGraph {
   std::vector<std::int64_t> seed_labels;  ///< their communities
 };
 
-/// \brief Generates the graph: node v emits about deg_v / 2 edges (deg_v =
-/// mean_degree, or Pareto with exponent power_law scaled to that mean, capped
-/// at n / 4), each to a uniform node of v's community with probability
-/// p_inside, else to a uniform node; the edge list is symmetrized and
-/// deduplicated. Draws: Philox4x32-10 under key (seed), counter (v, j). \param
-/// [in] p parameters \return the graph on the host \throws Error on n < 2, k <
-/// 1 or k > n, mean_degree <= 0, p_inside outside [0, 1],
+/// \brief Generates the graph: node v emits about deg_v / 2 edges (deg_v = mean_degree, or
+/// Pareto with exponent power_law scaled to that mean, capped at n / 4), each to a uniform
+/// node of v's community with probability p_inside, else to a uniform node; the edge list is
+/// symmetrized and deduplicated. Draws: Philox4x32-10 under key (seed), counter (v, j).
+/// \param [in] p parameters
+/// \return the graph on the host
+/// \throws Error on n < 2, k < 1 or k > n, mean_degree <= 0, p_inside outside [0, 1],
 ///   power_law in (0, 2]
 inline PlantedPartitionGraph planted_partition_graph(const PlantedPartitionParams& p) {
   const char* f = "planted_partition_graph";
@@ -122,10 +120,13 @@ inline PlantedPartitionGraph planted_partition_graph(const PlantedPartitionParam
   return g;
 }
 
-/// \brief The graph as a KokkosSparse::CrsMatrix in MemSpace (copied from the
-/// host). \tparam Scalar value type; \tparam Ordinal column index type; \tparam
-/// Offset row offsets \tparam ExecSpace execution space of the matrix \param
-/// [in] g the graph \return the n x n matrix
+/// \brief The graph as a KokkosSparse::CrsMatrix in ExecSpace's memory (copied from the host).
+/// \tparam Scalar value type
+/// \tparam Ordinal column index type
+/// \tparam Offset row offset type
+/// \tparam ExecSpace execution space of the matrix
+/// \param [in] g the graph
+/// \return the n x n matrix
 template <class Scalar, class Ordinal, class Offset, class ExecSpace>
 KokkosSparse::CrsMatrix<Scalar, Ordinal, typename ExecSpace::device_type, void, Offset>
 planted_partition_crs(const PlantedPartitionGraph& g) {

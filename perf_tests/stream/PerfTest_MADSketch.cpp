@@ -1,33 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Perf suite of Modified Adsorption: MAD-Sketch against exact MAD on the same
-// backend and the same graph, registered once per enabled execution space,
-// float state:
-//   mad_exact_step    one Jacobi step of exact MAD (n x (L + 1) state), the
-//   kernel alone; mad_sketch_step   one Jacobi step of MAD-Sketch (n x (d w +
-//   1) state), the kernel alone; mad_exact_solve   modified_adsorption (10
-//   iterations, tolerance 0) + mad_top_k (k = 1),
-//                     setup included (CRS checks, seeds, transpose-free
-//                     symmetric P);
-//   mad_sketch_solve  mad_sketch (10 iterations) + mad_sketch_top_k over all L
-//   labels.
-// Counters: ms_per_iter (step: the step; solve: call time / 10), state_bytes
-// (bytes of label state: mad_memory_bytes / mad_sketch_memory_bytes),
-// state_cols, labels, nodes, and for the solves top1 (top-1 accuracy on
-// non-seed nodes after 10 iterations). The graph (shared by all four): planted
-// partition, one community per label, Pareto degrees (exponent 2.5, mean 10),
-// 80% of edges inside, 2 seeds per community, Philox seed 2014. Sizes: full: n
-// = 1e6, L = 10,000, d = 3, w = 256 (769 state columns: 13x less than 10,001);
-// small (host, minutes on 2 cores): n = 20,000, L = 1000, d = 3, w = 64.
-// Exact MAD at n = 1e6, L = 10,000 needs 2 x 40 GB of float state: more than an
-// H100 holds. Where the state does not fit 60% of the space's memory,
-// mad_exact_* run at the largest label count that does (counter `labels`;
-// exact_cols_scaled = 10,001 / (L_fit + 1) is the factor by which the
-// per-iteration time, linear in the columns, must be scaled), and the graph
-// keeps L communities (labels >= L_fit are never seeded: the seeds of those
-// communities are dropped, so exact's accuracy there is not comparable; compare
-// ms_per_iter and bytes). Thread scaling of MAD-Sketch: OpenMP (OMP_NUM_THREADS
-// threads) against Serial (one thread) in the same run; for OpenMP with one
-// thread, run the suite again with OMP_NUM_THREADS=1.
+// Perf suite of Modified Adsorption: MAD-Sketch against exact MAD on the same backend and
+// the same graph, registered once per enabled execution space, float state:
+//   mad_exact_step    one Jacobi step of exact MAD (n x (L + 1) state), the kernel alone;
+//   mad_sketch_step   one Jacobi step of MAD-Sketch (n x (d w + 1) state), the kernel alone;
+//   mad_exact_solve   modified_adsorption (10 iterations, tolerance 0) + mad_top_k (k = 1),
+//                     setup included (checks, seeds, symmetric P);
+//   mad_sketch_solve  mad_sketch (10 iterations) + mad_sketch_top_k over all L labels.
+// Counters: ms_per_iter (step: the step; solve: call time / 10), state_bytes (bytes of label
+// state: mad_memory_bytes / mad_sketch_memory_bytes), state_cols, labels, nodes, and for the
+// solves top1 (top-1 accuracy on non-seed nodes after 10 iterations).
+// The graph (shared by all four): planted partition, one community per label, Pareto degrees
+// (exponent 2.5, mean 10), 80% of edges inside, 2 seeds per community, Philox seed 2014.
+// Sizes: full: n = 1e6, L = 10,000, d = 3, w = 256 (769 state columns: 13x less than 10,001);
+// small (host, minutes on 2 cores): n = 20,000, L = 1000, d = 3, w = 64. Hosts in the full
+// set run exact MAD at L <= 1000 (exact_cols_scaled says by how much to scale), no exact
+// solve, and no solve on Serial.
+// Exact MAD at n = 1e6, L = 10,000 needs 2 x 40 GB of float state: more than an H100 holds.
+// Where the state does not fit 60% of the space's memory, mad_exact_* run at the largest
+// label count that does (counter `labels`; exact_cols_scaled = 10,001 / (L_fit + 1) is the
+// factor by which the per-iteration time, linear in the columns, must be scaled); the graph
+// keeps L communities and the seeds of labels >= L_fit are dropped, so exact's accuracy there
+// is not comparable (compare ms_per_iter and state_bytes).
+// Thread scaling of MAD-Sketch: OpenMP (OMP_NUM_THREADS threads) against Serial (one thread)
+// in the same run; for OpenMP with one thread, run the suite again with OMP_NUM_THREADS=1.
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_MADSketch.hpp>
@@ -244,9 +239,8 @@ void register_mad_space(const Space& space, SizeSet sizes) {
   for (const auto& e : entries) {
     const std::string name = bench_name(e.first, sp, args);
     const MADBench which = e.second;
-    auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-      bench_mad(st, name, space, s, L_exact, which);
-    });
+    auto* bm = benchmark::RegisterBenchmark(
+        name.c_str(), [=](benchmark::State& st) { bench_mad(st, name, space, s, L_exact, which); });
     bm->UseManualTime()->Unit(benchmark::kMillisecond);
     // A solve is 10 iterations and a top-k query: one timed call (after the warm-up call).
     if (which == MADBench::exact_solve || which == MADBench::sketch_solve) {

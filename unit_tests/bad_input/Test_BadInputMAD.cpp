@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Bad-input table of Modified Adsorption and MAD-Sketch (modified_adsorption,
-// mad_probabilities, mad_top_k, mad_sketch, mad_sketch_top_k): classes
-// "extents", "csr", "parameter", "nonfinite", a row per (entry point, bad
-// input).
+// mad_probabilities, mad_top_k, mad_sketch, mad_sketch_top_k): classes "extents", "csr",
+// "parameter", "nonfinite", a row per (entry point, bad input).
 #include <KokkosSketch.hpp>
 #include <KokkosSketch_BadInput.hpp>
 

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_MADTestUtils.hpp
-/// \brief Shared helpers of the MAD and MAD-Sketch tests: Views from host
-/// vectors, an independent host (double) evaluation of the MAD update, top-1
-/// accuracy.
+/// \brief Shared helpers of the MAD and MAD-Sketch tests: Views from host vectors, an
+/// independent host (double) evaluation of the MAD update, top-1 accuracy.
 #ifndef KOKKOSSKETCH_MADTESTUTILS_HPP
 #define KOKKOSSKETCH_MADTESTUTILS_HPP
 
@@ -28,9 +27,8 @@ Kokkos::View<T*, typename Space::memory_space> vec_view(const std::vector<T>& h)
   return d;
 }
 
-/// The entropy heuristic as stated in docs/stream/mad.md (Talukdar & Crammer
-/// 2009, natural logs), written here independently of the library: {p_inj,
-/// p_cont, p_abnd}.
+/// The entropy heuristic as stated in docs/stream/mad.md (Talukdar & Crammer 2009, natural
+/// logs), written here independently of the library: {p_inj, p_cont, p_abnd}.
 inline std::vector<double> mad_probs_reference(double H, bool labeled, double beta) {
   const double c = std::log(beta) / std::log(beta + std::exp(H));
   const double d = labeled ? (1.0 - c) * std::sqrt(H) : 0.0;
@@ -45,9 +43,8 @@ struct HostGraph {
   std::vector<double> values;
 };
 
-/// max over v, c of |Y(v, c) - rhs(v, c)|, rhs the MAD update of Y evaluated on
-/// the host in double (two-sided M_vv, diagonal skipped), scaled by max(1, max
-/// |Y|); Y row-major n x C.
+/// max over v, c of |Y(v, c) - rhs(v, c)|, rhs the MAD update of Y evaluated on the host in
+/// double (two-sided M_vv, diagonal skipped), scaled by max(1, max |Y|); Y row-major n x C.
 inline double mad_fixed_point_residual(const HostGraph& g, const std::vector<std::int64_t>& sn,
                                        const std::vector<std::int64_t>& sl,
                                        const std::vector<double>& Y, std::int64_t C,
@@ -74,16 +71,14 @@ inline double mad_fixed_point_residual(const HostGraph& g, const std::vector<std
     pco[v] = pr[1];
     pab[v] = pr[2];
   }
-  // Edge list (v, u, w) without the diagonal; both directions contribute to row
-  // v.
+  // Edge list (v, u, w) without the diagonal; both directions contribute to row v.
   std::vector<double> M(n, 0.0), rhs(n * C, 0.0);
   for (std::int64_t v = 0; v < n; ++v)
     for (auto k = g.row_map[v]; k < g.row_map[v + 1]; ++k) {
       const std::int64_t u = g.entries[k];
       if (u == v) continue;
       const double w = g.values[k];
-      // Edge v -> u with weight W_vu: row v gets p_cont_v W_vu, row u gets
-      // p_cont_v W_vu.
+      // Edge v -> u with weight W_vu: row v gets p_cont_v W_vu, row u gets p_cont_v W_vu.
       const double x = pco[v] * w;
       M[v] += x;
       M[u] += x;
@@ -105,8 +100,8 @@ inline double mad_fixed_point_residual(const HostGraph& g, const std::vector<std
   return worst / scale;
 }
 
-/// Fraction of nodes (seeds excluded) whose top-1 label (row-major n x k
-/// labels, column 0) equals their community.
+/// Fraction of nodes (seeds excluded) whose top-1 label (row-major n x k labels, column 0)
+/// equals their community.
 inline double top1_accuracy(const std::vector<double>& labels_nk, std::int64_t k,
                             const PlantedPartitionGraph& g) {
   std::vector<int> is_seed(g.n, 0);

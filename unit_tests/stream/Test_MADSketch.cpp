@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// MAD-Sketch: the sketch state is the count-min sketch of exact MAD's state
-// (linearity, to rounding), count-min estimates never under the exact scores,
-// top-1 accuracy within 2 points of exact MAD on a planted partition with 1000
-// labels, the memory model against the View sizes, Serial = OpenMP. Fixed seeds
-// throughout (hash seed, graph seed): the accuracy comparison is one
-// deterministic instance, not a statistical test.
+// MAD-Sketch: the sketch state is the count-min sketch of exact MAD's state (linearity, to
+// rounding), count-min estimates never under the exact scores, top-1 accuracy within 2
+// points of exact MAD on a planted partition with 1000 labels, the memory model against the
+// View sizes, Serial = OpenMP. Fixed seeds throughout (hash seed, graph seed): the accuracy
+// comparison is one deterministic instance, not a statistical test.
 #include <KokkosSketch_MADSketch.hpp>
 #include <KokkosSketch_MADTestUtils.hpp>
 #include <KokkosSketch_ModifiedAdsorption.hpp>
@@ -57,8 +56,7 @@ TYPED_TEST(MADSketch, SketchOfExactStateAndOverestimates) {
   EXPECT_EQ(st.state_bytes, 2 * S.span() * sizeof(double));
   const auto y = TestUtil::to_host(Y);
   const auto s = TestUtil::to_host(S);
-  // Linearity: cell (r, j) of node v is the sum of v's exact scores over labels
-  // hashing to j.
+  // Linearity: cell (r, j) of node v is the sum of v's exact scores over labels hashing to j.
   std::vector<double> want(g.n * 49, 0.0);
   for (std::int64_t v = 0; v < g.n; ++v) {
     for (std::int64_t l = 0; l < L; ++l)
@@ -78,8 +76,8 @@ TYPED_TEST(MADSketch, SketchOfExactStateAndOverestimates) {
 TYPED_TEST(MADSketch, AccuracyWithinTwoPointsOfExact1000Labels) {
   using Space = TypeParam;
   const Space sp;
-  // 20,000 nodes, 1000 communities (labels) of 20 nodes, 2 seeds each, mean
-  // degree 10, 80% of edges inside.
+  // 20,000 nodes, 1000 communities (labels) of 20 nodes, 2 seeds each, mean degree 10,
+  // 80% of edges inside.
   PlantedPartitionParams pp;
   pp.nodes = 20000;
   pp.communities = 1000;
@@ -102,8 +100,7 @@ TYPED_TEST(MADSketch, AccuracyWithinTwoPointsOfExact1000Labels) {
   State<Space, float> se("se", g.n, 1);
   mad_top_k(sp, Y, le, se);
   const double acc_exact = TestUtil::top1_accuracy(TestUtil::to_host(le), 1, g);
-  // Stated shape: depth 3, width 64 (193 state columns against 1001: 5.2x less
-  // state).
+  // Stated shape: depth 3, width 64 (193 state columns against 1001: 5.2x less state).
   const std::int64_t d = 3, w = 64;
   const CountMinHashOp hash(2014, d, w);
   State<Space, float> S("S", g.n, d * w + 1);
@@ -115,8 +112,7 @@ TYPED_TEST(MADSketch, AccuracyWithinTwoPointsOfExact1000Labels) {
   State<Space, float> ss("ss", g.n, 1);
   mad_sketch_top_k(sp, hash, S, L, ls, ss);
   const double acc_sketch = TestUtil::top1_accuracy(TestUtil::to_host(ls), 1, g);
-  // Candidates given explicitly (the seed labels, here every label): the same
-  // answer.
+  // Candidates given explicitly (the seed labels, here every label): the same answer.
   Labels<Space> lc("lc", g.n, 1);
   State<Space, float> sc("sc", g.n, 1);
   mad_sketch_top_k(sp, hash, S, sl, lc, sc);

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Modified Adsorption (exact): the entropy heuristic on hand-computable nodes,
-// the fixed point of the update equations (residual computed independently on
-// the host in double, on a directed and a symmetric graph), the symmetric
-// shortcut, top-1 accuracy on a planted partition, top-k ordering, Serial =
-// OpenMP. Deterministic graphs (fixed Philox seeds), no statistical test: the
-// accuracy threshold is checked against one fixed graph.
+// Modified Adsorption (exact): the entropy heuristic on hand-computable nodes, the fixed
+// point of the update equations (residual computed independently on the host in double, on
+// a directed and a symmetric graph), the symmetric shortcut, top-1 accuracy on a planted
+// partition, top-k ordering, Serial = OpenMP. Deterministic graphs (fixed Philox seeds), no
+// statistical test: the accuracy threshold is checked against one fixed graph.
 #include <KokkosSketch_MADTestUtils.hpp>
 #include <KokkosSketch_ModifiedAdsorption.hpp>
 #include <KokkosSketch_PlantedPartition.hpp>
@@ -43,9 +42,8 @@ TestUtil::HostGraph host_graph(const PlantedPartitionGraph& g) {
   return {g.n, g.row_map, g.entries, g.values};
 }
 
-/// Directed 6-node graph: 0 -> {1, 2} (1, 1), 1 -> {0} (2), 2 -> {0, 1, 3} (1,
-/// 1, 2), 3 -> {} , 4 -> {4} (a self-loop only), 5 -> {0, 2} (1, 3), plus a
-/// diagonal entry 1 -> 1.
+/// Directed 6-node graph: 0 -> {1, 2} (1, 1), 1 -> {0} (2), 2 -> {0, 1, 3} (1, 1, 2),
+/// 3 -> {} , 4 -> {4} (a self-loop only), 5 -> {0, 2} (1, 3), plus a diagonal entry 1 -> 1.
 TestUtil::HostGraph small_directed() {
   TestUtil::HostGraph g;
   g.n = 6;
@@ -70,9 +68,8 @@ TYPED_TEST(ModifiedAdsorption, EntropyHeuristicHandComputed) {
   auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pc);
   auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pa);
   // By hand, beta = 2: node 0 (labeled, H = ln 2): c = ln 2 / ln 4 = 1/2,
-  // d = sqrt(ln 2) / 2, z = 1; node 1 (unlabeled, one off-diagonal edge, H =
-  // 0): c = ln 2 / ln 3, p_abnd = 1 - c; node 3 and node 4 (no off-diagonal
-  // weight): as node 1.
+  // d = sqrt(ln 2) / 2, z = 1; node 1 (unlabeled, one off-diagonal edge, H = 0):
+  // c = ln 2 / ln 3, p_abnd = 1 - c; node 3 and node 4 (no off-diagonal weight): as node 1.
   const double half_sqrt_ln2 = 0.5 * std::sqrt(std::log(2.0));
   EXPECT_NEAR(hc(0), 0.5, 1e-15);
   EXPECT_NEAR(hi(0), half_sqrt_ln2, 1e-15);
@@ -83,8 +80,8 @@ TYPED_TEST(ModifiedAdsorption, EntropyHeuristicHandComputed) {
     EXPECT_EQ(hi(v), 0.0) << v;
     EXPECT_NEAR(ha(v), 1.0 - c0, 1e-15) << v;
   }
-  // Node 2 (unlabeled, weights 1, 1, 2: H = 1.5 ln 2) and node 5 (labeled,
-  // weights 1, 3): the stated formula.
+  // Node 2 (unlabeled, weights 1, 1, 2: H = 1.5 ln 2) and node 5 (labeled, weights 1, 3):
+  // the stated formula.
   const double H2 = 1.5 * std::log(2.0);
   const double H5 = -(0.25 * std::log(0.25) + 0.75 * std::log(0.75));
   const auto r2 = TestUtil::mad_probs_reference(H2, false, 2.0);
@@ -95,8 +92,7 @@ TYPED_TEST(ModifiedAdsorption, EntropyHeuristicHandComputed) {
   EXPECT_NEAR(hi(5), r5[0], 1e-14);
   EXPECT_NEAR(hc(5), r5[1], 1e-14);
   EXPECT_NEAR(ha(5), r5[2], 1e-14);
-  // A labeled node whose c + d exceeds 1 (beta close to 1, high entropy) is
-  // normalized by z.
+  // A labeled node whose c + d exceeds 1 (beta close to 1, high entropy) is normalized by z.
   const auto rz = TestUtil::mad_probs_reference(std::log(16.0), true, 1.01);
   EXPECT_NEAR(rz[0] + rz[1], 1.0, 1e-15);
   EXPECT_NEAR(rz[2], 0.0, 1e-15);
@@ -119,8 +115,7 @@ TYPED_TEST(ModifiedAdsorption, FixedPointDirectedGraph) {
   EXPECT_TRUE(st.converged) << st.iterations << " " << st.change;
   const auto y = TestUtil::to_host(Y);
   EXPECT_LT(TestUtil::mad_fixed_point_residual(hg, sn, sl, y, 3, o), 1e-11);
-  // Node 3 has no out-edges but an in-edge from 2: it receives labels through
-  // W^T.
+  // Node 3 has no out-edges but an in-edge from 2: it receives labels through W^T.
   EXPECT_GT(y[3 * 3 + 1], 0.0);
   EXPECT_EQ(st.state_bytes, mad_memory_bytes(6, 2, sizeof(double)));
 }
@@ -156,9 +151,8 @@ TYPED_TEST(ModifiedAdsorption, PlantedPartitionAccuracyAndFixedPoint) {
   const auto hl = TestUtil::to_host(lab);
   const auto hs = TestUtil::to_host(sc);
   const double acc = TestUtil::top1_accuracy(hl, 3, g);
-  // Stated accuracy: >= 0.90 on this graph (30 communities of 100 nodes, 2
-  // seeds each, mean degree 10, 80% of edges inside; measured 0.925, the same
-  // on every backend).
+  // Stated accuracy: >= 0.90 on this graph (30 communities of 100 nodes, 2 seeds each, mean
+  // degree 10, 80% of edges inside; measured 0.925, the same on every backend).
   EXPECT_GE(acc, 0.90) << "top-1 accuracy " << acc;
   // Top-k rows are sorted and agree with Y.
   for (std::int64_t v = 0; v < g.n; ++v) {
@@ -166,8 +160,7 @@ TYPED_TEST(ModifiedAdsorption, PlantedPartitionAccuracyAndFixedPoint) {
     EXPECT_GE(hs[v * 3 + 1], hs[v * 3 + 2]);
     if (hl[v * 3] >= 0) EXPECT_EQ(hs[v * 3], y[v * 31 + std::int64_t(hl[v * 3])]);
   }
-  // The symmetric shortcut gives the same scores on this symmetric graph (to
-  // rounding).
+  // The symmetric shortcut gives the same scores on this symmetric graph (to rounding).
   Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space> Ys("Ys", g.n, 31);
   MADOptions os = o;
   os.symmetric = true;
@@ -198,8 +191,8 @@ TYPED_TEST(ModifiedAdsorption, SameAsSerial) {
   };
   const auto a = run(Space());
   const auto b = run(Kokkos::Serial());
-  // The same operations in the same order on every backend: equal to rounding
-  // (the sums of one entry run in one fixed order, so in practice bit for bit).
+  // The same operations in the same order on every backend: equal to rounding (the sums of
+  // one entry run in one fixed order, so in practice bit for bit).
   EXPECT_TRUE(TestUtil::allclose(a, b, 1e-6, 1e-9, 16));
 }
 

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_ModifiedAdsorption_impl.hpp
-/// \brief Generic Kokkos kernels of Modified Adsorption (exact and sketched):
-/// the entropy heuristic, the propagation operator P (W and W^T merged into one
-/// CRS with the continuation probabilities applied), the per-node seed lists,
-/// the Jacobi step (a team per node, lanes over the columns of the label state)
-/// and the top-k extraction.
+/// \brief Generic Kokkos kernels of Modified Adsorption (exact and sketched): the entropy
+/// heuristic, the propagation operator P (W and W^T merged into one CRS with the continuation
+/// probabilities applied), the per-node seed lists, the Jacobi step (a team per node, lanes
+/// over the columns of the label state) and the top-k extraction.
 ///
-/// One step serves both algorithms: the label state is a nodes x C matrix whose
-/// last column is the dummy label; exact MAD has C = labels + 1 (a column per
-/// label), MAD-Sketch has C = depth * width + 1 (a column per count-min cell,
-/// the dummy kept exactly). Seeds enter as per-node lists of (column, weight):
-/// a label for exact MAD, its d hashed cells for the sketch, so the seed sketch
-/// is never stored densely.
+/// One step serves both algorithms: the label state is a nodes x C matrix whose last column is
+/// the dummy label; exact MAD has C = labels + 1 (a column per label), MAD-Sketch has
+/// C = depth * width + 1 (a column per count-min cell, the dummy kept exactly). Seeds enter as
+/// per-node lists of (column, weight): a label for exact MAD, its d hashed cells for the
+/// sketch, so the seed sketch is never stored densely.
 #ifndef KOKKOSSKETCH_MODIFIEDADSORPTION_IMPL_HPP
 #define KOKKOSSKETCH_MODIFIEDADSORPTION_IMPL_HPP
 
@@ -31,25 +29,23 @@ struct MADProblem {
   using i64v = Kokkos::View<std::int64_t*, mem>;
   using dv = Kokkos::View<double*, mem>;
   std::int64_t n = 0;
-  /// P: row v holds (u, p_cont_v W_vu) for u != v in row v of W, then (u,
-  /// p_cont_u W_uv) for the entries of column v of W (rows u != v, ascending
-  /// u); with a symmetric W, one entry (u, (p_cont_v + p_cont_u) W_vu) per
-  /// off-diagonal entry of row v.
+  /// P: row v holds (u, p_cont_v W_vu) for u != v in row v of W, then (u, p_cont_u W_uv) for
+  /// the entries of column v of W (rows u != v, ascending u); with a symmetric W, one entry
+  /// (u, (p_cont_v + p_cont_u) W_vu) per off-diagonal entry of row v.
   i64v p_off, p_col;
   dv p_val;
   /// Seeds of node v: (column, weight) pairs at [s_off(v), s_off(v + 1)).
   i64v s_off, s_col;
   dv s_val;
-  /// Per node: p_inj, p_cont, p_abnd, and the step's coefficients a = mu1 p_inj
-  /// / M, g = mu2 / M, b = mu3 p_abnd / M (all 0 when M = 0).
+  /// Per node: p_inj, p_cont, p_abnd, and the step's coefficients a = mu1 p_inj / M,
+  /// g = mu2 / M, b = mu3 p_abnd / M (all 0 when M = 0).
   dv p_inj, p_cont, p_abnd, a, g, b;
 };
 
-/// Entropy heuristic (Talukdar & Crammer 2009, Section 3.2, natural
-/// logarithms), for a node with transition entropy H and `labeled` (has a
-/// seed): c = ln(beta) / ln(beta + e^H), d = (1 - c) sqrt(H) if labeled else 0,
-/// z = max(c + d, 1), p_cont = c / z, p_inj = d / z, p_abnd = 1 - p_cont -
-/// p_inj.
+/// Entropy heuristic (Talukdar & Crammer 2009, Section 3.2, natural logarithms), for a node
+/// with transition entropy H and `labeled` (has a seed): c = ln(beta) / ln(beta + e^H),
+/// d = (1 - c) sqrt(H) if labeled else 0, z = max(c + d, 1), p_cont = c / z, p_inj = d / z,
+/// p_abnd = 1 - p_cont - p_inj.
 KOKKOS_INLINE_FUNCTION void mad_probabilities_of(double H, bool labeled, double beta, double& p_inj,
                                                  double& p_cont, double& p_abnd) {
   const double c = kmath::log(beta) / kmath::log(beta + kmath::exp(H));
@@ -61,8 +57,7 @@ KOKKOS_INLINE_FUNCTION void mad_probabilities_of(double H, bool labeled, double 
   if (p_abnd < 0.0) p_abnd = 0.0;  // rounding only
 }
 
-/// Counts, over W's entries, the negative ones and the non-finite ones (host
-/// verdict).
+/// Counts, over W's entries, the negative ones and the non-finite ones (host verdict).
 template <class ExecSpace, class Values>
 void mad_count_bad_weights(const ExecSpace& space, const Values& values, std::int64_t& negative,
                            std::int64_t& nonfinite) {
@@ -84,9 +79,8 @@ void mad_count_bad_weights(const ExecSpace& space, const Values& values, std::in
   nonfinite = bad;
 }
 
-/// In-place heap sort of (key, value) pairs keys[lo, hi), ordered by key then
-/// value (the order is a function of the multiset only: deterministic whatever
-/// the fill order).
+/// In-place heap sort of (key, value) pairs keys[lo, hi), ordered by key then value (the
+/// order is a function of the multiset only: deterministic whatever the fill order).
 template <class K, class V>
 KOKKOS_INLINE_FUNCTION void mad_heap_sort(const K& keys, const V& vals, std::int64_t lo,
                                           std::int64_t hi) {
@@ -119,10 +113,9 @@ KOKKOS_INLINE_FUNCTION void mad_heap_sort(const K& keys, const V& vals, std::int
   }
 }
 
-/// Row entropies of W (diagonal entries skipped): H_v = -sum_u P_vu ln P_vu
-/// with P_vu = W_vu / sum_u W_vu (0 for a row without positive off-diagonal
-/// weight); then the probabilities of every node. `labeled(v)` != 0 for nodes
-/// with a seed.
+/// Row entropies of W (diagonal entries skipped): H_v = -sum_u P_vu ln P_vu with
+/// P_vu = W_vu / sum_u W_vu (0 for a row without positive off-diagonal weight); then the
+/// probabilities of every node. `labeled(v)` != 0 for nodes with a seed.
 template <class ExecSpace, class RowMap, class Entries, class Values, class Labeled>
 void mad_compute_probabilities(const ExecSpace& space, const RowMap& row_map,
                                const Entries& entries, const Values& values, const Labeled& labeled,
@@ -154,9 +147,8 @@ void mad_compute_probabilities(const ExecSpace& space, const RowMap& row_map,
       });
 }
 
-/// Builds P (see MADProblem) from W and the continuation probabilities, then
-/// the per-node step coefficients. With `symmetric`, W is taken as its own
-/// transpose.
+/// Builds P (see MADProblem) from W and the continuation probabilities, then the per-node
+/// step coefficients. With `symmetric`, W is taken as its own transpose.
 template <class ExecSpace, class RowMap, class Entries, class Values>
 void mad_build_operator(const ExecSpace& space, const RowMap& row_map, const Entries& entries,
                         const Values& values, bool symmetric, double mu1, double mu2, double mu3,
@@ -166,8 +158,7 @@ void mad_build_operator(const ExecSpace& space, const RowMap& row_map, const Ent
   using dv = typename MADProblem<ExecSpace>::dv;
   const std::int64_t n = P.n;
   auto pc = P.p_cont;
-  // Off-diagonal out-degree of each row, and (unless symmetric) in-degree of
-  // each column.
+  // Off-diagonal out-degree of each row, and (unless symmetric) in-degree of each column.
   i64v out_deg("KokkosSketch::mad_out_deg", n), in_off("KokkosSketch::mad_in_off", n + 1);
   Kokkos::parallel_for(
       "KokkosSketch::mad_degrees", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t v) {
@@ -184,9 +175,8 @@ void mad_build_operator(const ExecSpace& space, const RowMap& row_map, const Ent
   i64v t_col;
   dv t_val;
   if (!symmetric) {
-    // Transpose of W without its diagonal: counts (deterministic), scan, atomic
-    // fill, then a sort of each row by (source row, value), which makes the
-    // order deterministic.
+    // Transpose of W without its diagonal: counts (deterministic), scan, atomic fill, then a
+    // sort of each row by (source row, value), which makes the order deterministic.
     Kokkos::parallel_scan(
         "KokkosSketch::mad_in_scan", policy(space, 0, n + 1),
         KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& acc, const bool final) {
@@ -269,11 +259,10 @@ void mad_build_operator(const ExecSpace& space, const RowMap& row_map, const Ent
       });
 }
 
-/// One Jacobi step of MAD on a nodes x C label state (column C - 1: the dummy
-/// label): Y_new(v, c) = a_v Y0(v, c) + g_v sum_k P(v, k) Y_old(col_k, c) + b_v
-/// [c = C - 1], with Y0(v, c) the sum of v's seed weights on column c. A team
-/// per node, its threads over the columns; returns (by reduction) max |Y_new -
-/// Y_old|.
+/// One Jacobi step of MAD on a nodes x C label state (column C - 1: the dummy label):
+/// Y_new(v, c) = a_v Y0(v, c) + g_v sum_k P(v, k) Y_old(col_k, c) + b_v [c = C - 1],
+/// with Y0(v, c) the sum of v's seed weights on column c. A team per node, its threads over
+/// the columns; returns (by reduction) max |Y_new - Y_old|.
 template <class ExecSpace, class Scalar>
 struct MADStepFunctor {
   using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
@@ -286,6 +275,7 @@ struct MADStepFunctor {
   /// Host spaces take the column-blocked loop order (see operator()).
   static constexpr bool host_blocked =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
+  /// Columns per block on the host.
   static constexpr std::int64_t block = 64;
   MADProblem<ExecSpace> P;
   state_in Yold;
@@ -299,10 +289,9 @@ struct MADStepFunctor {
     const double av = P.a(v), gv = P.g(v), bv = P.b(v);
     double local = 0.0;
     if constexpr (host_blocked) {
-      // Host: a thread per block of columns, neighbours outer and the block's
-      // columns inner (contiguous reads of each neighbour's row, vectorizable);
-      // every entry's sum still runs over the neighbours in P's order, as on
-      // the device.
+      // Host: a thread per block of columns, neighbours outer and the block's columns inner
+      // (contiguous reads of each neighbour's row, vectorizable); every entry's sum still
+      // runs over the neighbours in P's order, as on the device.
       const std::int64_t nb = (C + block - 1) / block;
       Kokkos::parallel_reduce(
           Kokkos::TeamThreadRange(t, nb),
@@ -330,6 +319,8 @@ struct MADStepFunctor {
           },
           Kokkos::Max<double>(local));
     } else {
+      // Device: a thread per column, consecutive threads on consecutive columns (coalesced
+      // reads of each neighbour's row).
       Kokkos::parallel_reduce(
           Kokkos::TeamThreadRange(t, C),
           [&](const std::int64_t c, double& m) {
@@ -352,8 +343,7 @@ struct MADStepFunctor {
   }
 };
 
-/// Runs the step functor on `space` and returns the max change (a host value:
-/// waits).
+/// Runs the step functor on `space` and returns the max change (a host value: waits).
 template <class ExecSpace, class Scalar>
 double mad_step(const ExecSpace& space, const MADStepFunctor<ExecSpace, Scalar>& f) {
   double change = 0.0;
@@ -363,10 +353,9 @@ double mad_step(const ExecSpace& space, const MADStepFunctor<ExecSpace, Scalar>&
   return change;
 }
 
-/// Top-k of row v of a label-score source: labels sorted by descending score
-/// (ties: lower label first); only positive scores are reported, the rest of
-/// the row is label -1, score 0. `score(v, l)` returns the score of label l at
-/// node v; candidates are `cand(i)`, i < nc.
+/// Top-k of row v of a label-score source: labels sorted by descending score (ties: lower
+/// label first); only positive scores are reported, the rest of the row is label -1, score 0.
+/// `score(v, l)` returns the score of label l at node v; candidates are `cand(i)`, i < nc.
 template <class ExecSpace, class ScoreFn, class Cand, class LabOut, class ScoreOut>
 void mad_top_k_run(const ExecSpace& space, std::int64_t n, const ScoreFn& score, const Cand& cand,
                    std::int64_t nc, const LabOut& labels, const ScoreOut& scores) {
@@ -385,8 +374,7 @@ void mad_top_k_run(const ExecSpace& space, std::int64_t n, const ScoreFn& score,
           const std::int64_t l = std::int64_t(cand(i));
           const double s = score(v, l);
           if (!(s > 0.0)) continue;
-          // Insert after every entry with a score >= s (ties keep the earlier
-          // candidate).
+          // Insert after every entry with a score >= s (ties keep the earlier candidate).
           std::int64_t j = filled < k ? filled : k;
           if (j == k && !(s > double(scores(v, k - 1)))) continue;
           if (j == k) j = k - 1;
