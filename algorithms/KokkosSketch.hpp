@@ -34,6 +34,11 @@
 #include <KokkosSketch_SyntheticMatrices.hpp>
 #include <KokkosSketch_SyntheticTensors.hpp>
 
+// Stream sketches (algorithms/stream).
+#include <KokkosSketch_MADSketch.hpp>
+#include <KokkosSketch_ModifiedAdsorption.hpp>
+#include <KokkosSketch_PlantedPartition.hpp>
+
 // The configuration must match the Kokkos this translation unit is compiled against.
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS) && !defined(KOKKOS_ENABLE_CUDA)
 #error "KokkosSketch was configured with a CUDA Kokkos, but this Kokkos has no CUDA"
