@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_ImplicitALS_spec.hpp
+/// \brief Dispatch of the implicit-ALS conjugate-gradient solve: the generic TeamPolicy kernel
+/// by default, specialized per backend by partial specialization on the execution space (the
+/// contract: KokkosSketch_Dispatch.hpp). Every apply overwrites the solved factor rows.
+#ifndef KOKKOSSKETCH_IMPLICITALS_SPEC_HPP
+#define KOKKOSSKETCH_IMPLICITALS_SPEC_HPP
+
+#include <KokkosSketch_Config.hpp>
+#include <KokkosSketch_Dispatch.hpp>
+#include <impl/KokkosSketch_ImplicitALS_impl.hpp>
+
+namespace KokkosSketch {
+namespace Impl {
+
+/// \brief One half-iteration's solve (ALSSolveProblem: every row of the CSR, its factor row
+/// replaced by cg_steps warm-started CG steps). S is the factor storage (float, fp16, bf16).
+/// Backends specialize this on ExecSpace.
+template <class ExecSpace, class S>
+struct ALSSolveApply {
+  static constexpr const char* path = "generic";
+  /// Enqueues the solve on `space`.
+  static void apply(const ExecSpace& space,
+                    const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr) {
+    ALSSolveGeneric<ExecSpace, S>::apply(space, pr);
+  }
+};
+
+/// Availability trait: a backend specialization of ALSSolveApply handles storage S on
+/// ExecSpace.
+template <class ExecSpace, class S>
+inline constexpr bool als_backend_available_v = backend_available_v<ALSSolveApply<ExecSpace, S>>;
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+// Backend specializations of the dispatch struct above.
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+#include <KokkosSketch_Cuda_ImplicitALS.hpp>
+#endif
+
+#endif
