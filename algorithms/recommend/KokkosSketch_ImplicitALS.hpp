@@ -218,7 +218,8 @@ class ImplicitALS {
                           f, "Cui is ", Cui.numRows(), " x ", Cui.numCols(),
                           " but the model has ", users(), " users and ", items(), " items");
     const auto ids = checked_ids(f, user_ids, users(), "user id");
-    const auto sub = sub_graph(Cui, ids);
+    const auto sub = Impl::als_sub_graph(m_space, Cui, ids, m_opts.confidence == ALSConfidence::log,
+                                         m_opts.alpha, m_opts.eps);
     gram(m_Y, m_gram);
     solve(sub, ids, m_X, m_Y);
   } catch (...) {
@@ -285,21 +286,7 @@ class ImplicitALS {
     Kokkos::View<float**, Kokkos::LayoutRight, memory_space> s(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::scores"), 1,
         items());
-    const auto Y = m_Y;
-    const std::int64_t k = factors();
-    Kokkos::parallel_for(
-        "KokkosSketch::ImplicitALS::cosine",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(m_space, 0, items()),
-        KOKKOS_LAMBDA(std::int64_t j) {
-          float d = 0, a = 0, b = 0;
-          for (std::int64_t q = 0; q < k; ++q) {
-            const float yi = Impl::als_load(Y(item, q)), yj = Impl::als_load(Y(j, q));
-            d += yi * yj;
-            a += yi * yi;
-            b += yj * yj;
-          }
-          s(0, j) = (a > 0 && b > 0) ? d / (Impl::sqrt(a) * Impl::sqrt(b)) : 0.0f;
-        });
+    Impl::als_cosine_scores(m_space, m_Y, item, s);
     recommendations_type out = make_answers(1, N);
     Impl::als_top_n(m_space, s, 1, N, out.items, out.scores, 0);
     return out;
@@ -445,18 +432,8 @@ class ImplicitALS {
                   "KokkosSketch: Cui must hold real numbers or integers");
     if (m_opts.validate) Impl::validate_crs(f, m_space, C, "Cui");
     if (!m_opts.validate) return;
-    const auto v = C.values;
     std::int64_t bad = 0, neg = 0;
-    Kokkos::parallel_reduce(
-        "KokkosSketch::ImplicitALS::check_values",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
-            m_space, 0, std::int64_t(v.extent(0))),
-        KOKKOS_LAMBDA(std::int64_t t, std::int64_t & nb, std::int64_t & nn) {
-          const double x = double(v(t));
-          if (!Impl::isfinite(x)) ++nb;
-          else if (x < 0) ++nn;
-        },
-        bad, neg);
+    Impl::als_count_bad_values(m_space, C.values, bad, neg);
     KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " values of Cui are NaN or Inf (Cui is ",
                           C.numRows(), " x ", C.numCols(), ")");
     KOKKOSSKETCH_THROW_IF(neg != 0, f, neg, " values of Cui are negative (interactions must "
@@ -569,17 +546,8 @@ class ImplicitALS {
   double compute_loss() {
     gram(m_X, m_gram2);
     gram(m_Y, m_gram);
-    const auto A = m_gram, B = m_gram2;
-    const std::int64_t k = factors();
     double fro = 0, tr = 0;
-    Kokkos::parallel_reduce(
-        "KokkosSketch::ImplicitALS::loss_gram",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(m_space, 0, k),
-        KOKKOS_LAMBDA(std::int64_t f, double& s, double& t) {
-          for (std::int64_t g = 0; g < k; ++g) s += double(A(f, g)) * double(B(f, g));
-          t += double(A(f, f)) + double(B(f, f));
-        },
-        fro, tr);
+    Impl::als_gram_terms(m_space, m_gram, m_gram2, fro, tr);
     const double nz = Impl::als_loss_nonzeros(m_space, m_users, m_X, m_Y);
     return fro + nz + m_opts.lambda * tr;
   }
@@ -611,51 +579,6 @@ class ImplicitALS {
     Kokkos::deep_copy(m_space, ids, hi);
     m_space.fence();
     return ids;
-  }
-
-  /// The rows `ids` of C as an internal CSR (row q = row ids(q) of C).
-  template <class CrsMatrix>
-  graph_t sub_graph(const CrsMatrix& C, const ids_t& ids) {
-    using range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
-    graph_t g;
-    g.n_rows = ids.extent(0);
-    g.n_cols = C.numCols();
-    g.row_map = decltype(g.row_map)("KokkosSketch::ImplicitALS::sub_row_map", g.n_rows + 1);
-    const auto crm = C.graph.row_map;
-    const auto cen = C.graph.entries;
-    const auto cv = C.values;
-    const auto rm = g.row_map;
-    Kokkos::parallel_scan(
-        "KokkosSketch::ImplicitALS::sub_scan", range(m_space, 0, g.n_rows),
-        KOKKOS_LAMBDA(std::int64_t q, std::int64_t & part, bool final) {
-          const std::int64_t u = ids(q);
-          part += std::int64_t(crm(u + 1)) - std::int64_t(crm(u));
-          if (final) rm(q + 1) = part;
-        });
-    Kokkos::View<std::int64_t, Kokkos::HostSpace> hn("KokkosSketch::ImplicitALS::sub_nnz");
-    Kokkos::deep_copy(m_space, hn, Kokkos::subview(rm, g.n_rows));
-    m_space.fence();
-    const std::int64_t nnz = hn();
-    g.entries = decltype(g.entries)(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::sub_entries"), nnz);
-    g.conf = decltype(g.conf)(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::sub_conf"), nnz);
-    const auto en = g.entries;
-    const auto cf = g.conf;
-    const bool lg = m_opts.confidence == ALSConfidence::log;
-    const double alpha = m_opts.alpha, eps = m_opts.eps;
-    Kokkos::parallel_for(
-        "KokkosSketch::ImplicitALS::sub_fill", range(m_space, 0, g.n_rows),
-        KOKKOS_LAMBDA(std::int64_t q) {
-          const std::int64_t u = ids(q);
-          std::int64_t o = rm(q);
-          for (std::int64_t t = std::int64_t(crm(u)); t < std::int64_t(crm(u + 1)); ++t, ++o) {
-            en(o) = std::int64_t(cen(t));
-            cf(o) = Impl::als_confidence(double(cv(t)), lg, alpha, eps);
-          }
-        });
-    Impl::als_order_rows(m_space, g);
-    return g;
   }
 
   void check_n(const char* f, std::int64_t N) const {
@@ -693,29 +616,13 @@ class ImplicitALS {
                  chunk, k);
     const float* yf = float_data(m_Y);
     ul_t Yt(const_cast<float*>(yf), k, ni);
-    const auto X = m_X;
-    const auto rm = m_users.row_map;
-    const auto en = m_users.entries;
-    const auto cf = m_users.conf;
-    using range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
-    using md = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
     for (std::int64_t c0 = 0; c0 < m; c0 += chunk) {
       const std::int64_t rows = std::min(chunk, m - c0);
-      Kokkos::parallel_for(
-          "KokkosSketch::ImplicitALS::gather_users", md(m_space, {0, 0}, {rows, k}),
-          KOKKOS_LAMBDA(std::int64_t q, std::int64_t g) { Xc(q, g) = Impl::als_load(X(ids(c0 + q), g)); });
+      Impl::als_gather_rows(m_space, m_X, ids, c0, rows, Xc);
       ul_t XcT(Xc.data(), k, rows);
       ul_t ST(S.data(), ni, rows);  // S row-major (rows x ni) = S^T column-major
       m_la.gemm("T", "N", 1.0f, Yt, XcT, 0.0f, ST);
-      if (filter_liked) {
-        Kokkos::parallel_for(
-            "KokkosSketch::ImplicitALS::filter_liked", range(m_space, 0, rows),
-            KOKKOS_LAMBDA(std::int64_t q) {
-              const std::int64_t u = ids(c0 + q);
-              for (std::int64_t t = rm(u); t < rm(u + 1); ++t)
-                if (cf(t) > 0) S(q, en(t)) = Impl::bits_float(0x7FC00000u);
-            });
-      }
+      if (filter_liked) Impl::als_filter_liked(m_space, m_users, ids, c0, rows, S);
       Impl::als_top_n(m_space, S, rows, N, out.items, out.scores, c0);
     }
     return out;

@@ -153,6 +153,141 @@ inline ALSModelHeader als_read_model(const char* f, const std::string& path,
   return h;
 }
 
+// ---------------------------------------------------------------------------------------
+// Kernels of the plan's steps (free functions: CUDA lambdas may not sit in private members).
+
+/// \brief Counts the non-finite and the negative values of a CSR value array (waits).
+template <class ExecSpace, class Values>
+void als_count_bad_values(const ExecSpace& space, const Values& v, std::int64_t& bad,
+                          std::int64_t& neg) {
+  bad = 0;
+  neg = 0;
+  Kokkos::parallel_reduce(
+      "KokkosSketch::ImplicitALS::check_values",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
+                                                                       std::int64_t(v.extent(0))),
+      KOKKOS_LAMBDA(std::int64_t t, std::int64_t & nb, std::int64_t & nn) {
+        const double x = double(v(t));
+        if (!Impl::isfinite(x)) {
+          ++nb;
+        } else if (x < 0) {
+          ++nn;
+        }
+      },
+      bad, neg);
+}
+
+/// \brief <A, B>_F and tr A + tr B of two k x k matrices, in double (waits).
+template <class ExecSpace, class M>
+void als_gram_terms(const ExecSpace& space, const M& A, const M& B, double& fro, double& tr) {
+  const std::int64_t k = A.extent(0);
+  fro = 0;
+  tr = 0;
+  Kokkos::parallel_reduce(
+      "KokkosSketch::ImplicitALS::loss_gram",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k),
+      KOKKOS_LAMBDA(std::int64_t f, double& s, double& t) {
+        for (std::int64_t g = 0; g < k; ++g) s += double(A(f, g)) * double(B(f, g));
+        t += double(A(f, f)) + double(B(f, f));
+      },
+      fro, tr);
+}
+
+/// \brief The rows `ids` of C as an internal CSR (row q = row ids(q) of C), weights from the
+/// confidence options. Reads the entry count back to the host (a wait).
+template <class ExecSpace, class CrsMatrix, class Ids>
+ALSGraph<typename ExecSpace::memory_space> als_sub_graph(const ExecSpace& space,
+                                                        const CrsMatrix& C, const Ids& ids,
+                                                        bool log_mode, double alpha, double eps) {
+  using mem = typename ExecSpace::memory_space;
+  using range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  ALSGraph<mem> g;
+  g.n_rows = ids.extent(0);
+  g.n_cols = C.numCols();
+  g.row_map = Kokkos::View<std::int64_t*, mem>("KokkosSketch::ImplicitALS::sub_row_map", g.n_rows + 1);
+  const auto crm = C.graph.row_map;
+  const auto cen = C.graph.entries;
+  const auto cv = C.values;
+  const auto rm = g.row_map;
+  Kokkos::parallel_scan(
+      "KokkosSketch::ImplicitALS::sub_scan", range(space, 0, g.n_rows),
+      KOKKOS_LAMBDA(std::int64_t q, std::int64_t & part, bool final) {
+        const std::int64_t u = ids(q);
+        part += std::int64_t(crm(u + 1)) - std::int64_t(crm(u));
+        if (final) rm(q + 1) = part;
+      });
+  Kokkos::View<std::int64_t, Kokkos::HostSpace> hn("KokkosSketch::ImplicitALS::sub_nnz");
+  Kokkos::deep_copy(space, hn, Kokkos::subview(rm, g.n_rows));
+  space.fence();
+  const std::int64_t nnz = hn();
+  g.entries = Kokkos::View<std::int64_t*, mem>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::sub_entries"), nnz);
+  g.conf = Kokkos::View<float*, mem>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::sub_conf"), nnz);
+  const auto en = g.entries;
+  const auto cf = g.conf;
+  Kokkos::parallel_for(
+      "KokkosSketch::ImplicitALS::sub_fill", range(space, 0, g.n_rows),
+      KOKKOS_LAMBDA(std::int64_t q) {
+        const std::int64_t u = ids(q);
+        std::int64_t o = rm(q);
+        for (std::int64_t t = std::int64_t(crm(u)); t < std::int64_t(crm(u + 1)); ++t, ++o) {
+          en(o) = std::int64_t(cen(t));
+          cf(o) = als_confidence(double(cv(t)), log_mode, alpha, eps);
+        }
+      });
+  als_order_rows(space, g);
+  return g;
+}
+
+/// \brief Xc(q, :) = float(X(ids(c0 + q), :)) for q < rows.
+template <class ExecSpace, class XView, class Ids, class XcView>
+void als_gather_rows(const ExecSpace& space, const XView& X, const Ids& ids, std::int64_t c0,
+                     std::int64_t rows, const XcView& Xc) {
+  using md = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  const std::int64_t k = X.extent(1);
+  Kokkos::parallel_for(
+      "KokkosSketch::ImplicitALS::gather_users", md(space, {0, 0}, {rows, k}),
+      KOKKOS_LAMBDA(std::int64_t q, std::int64_t g) { Xc(q, g) = als_load(X(ids(c0 + q), g)); });
+}
+
+/// \brief S(q, i) = NaN (removed) for the items i that user ids(c0 + q) has a positive weight
+/// for in `g`.
+template <class ExecSpace, class Ids, class SView>
+void als_filter_liked(const ExecSpace& space, const ALSGraph<typename ExecSpace::memory_space>& g,
+                      const Ids& ids, std::int64_t c0, std::int64_t rows, const SView& S) {
+  const auto rm = g.row_map;
+  const auto en = g.entries;
+  const auto cf = g.conf;
+  Kokkos::parallel_for(
+      "KokkosSketch::ImplicitALS::filter_liked",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows),
+      KOKKOS_LAMBDA(std::int64_t q) {
+        const std::int64_t u = ids(c0 + q);
+        for (std::int64_t t = rm(u); t < rm(u + 1); ++t)
+          if (cf(t) > 0) S(q, en(t)) = bits_float(0x7FC00000u);
+      });
+}
+
+/// \brief s(0, j) = cos(y_item, y_j) for every item j (0 when a row is zero).
+template <class ExecSpace, class YView, class SView>
+void als_cosine_scores(const ExecSpace& space, const YView& Y, std::int64_t item, const SView& s) {
+  const std::int64_t k = Y.extent(1);
+  Kokkos::parallel_for(
+      "KokkosSketch::ImplicitALS::cosine",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, Y.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t j) {
+        float d = 0, a = 0, b = 0;
+        for (std::int64_t q = 0; q < k; ++q) {
+          const float yi = als_load(Y(item, q)), yj = als_load(Y(j, q));
+          d += yi * yj;
+          a += yi * yi;
+          b += yj * yj;
+        }
+        s(0, j) = (a > 0 && b > 0) ? d / (Impl::sqrt(a) * Impl::sqrt(b)) : 0.0f;
+      });
+}
+
 }  // namespace Impl
 }  // namespace KokkosSketch
 
