@@ -386,6 +386,7 @@ class ImplicitALS {
   }
 
  private:
+  friend struct Impl::ALSPlanAccess;
   using graph_t = Impl::ALSGraph<memory_space>;
   using fmatrix_t = Kokkos::View<float**, Kokkos::LayoutRight, memory_space>;
   using ids_t = Kokkos::View<std::int64_t*, memory_space>;
@@ -482,13 +483,14 @@ class ImplicitALS {
     }
   }
 
-  /// One iteration: the users from Y, then the items from X.
+  /// One iteration: the users from Y, then the items from X (Apply: the dispatch struct).
+  template <template <class, class> class Apply = Impl::ALSSolveApply>
   void run_iterations(int iterations, const ALSCallback& callback) {
     for (int it = 0; it < iterations; ++it) {
       gram(m_Y, m_gram);
-      solve(m_users, ids_t(), m_X, m_Y);
+      solve<Apply>(m_users, ids_t(), m_X, m_Y);
       gram(m_X, m_gram);
-      solve(m_items, ids_t(), m_Y, m_X);
+      solve<Apply>(m_items, ids_t(), m_Y, m_X);
       if (callback) callback(it + 1, compute_loss());
     }
   }
@@ -525,6 +527,7 @@ class ImplicitALS {
 
   /// One solve through the dispatch struct: rows of `g` (targets `ids` or identity) of X
   /// from the fixed side Y and m_gram = Y^T Y.
+  template <template <class, class> class Apply = Impl::ALSSolveApply>
   void solve(const graph_t& g, const ids_t& ids, const factor_view& X, const factor_view& Y) {
     Impl::ALSSolveProblem<memory_space, Storage> pr;
     pr.row_map = g.row_map;
@@ -539,7 +542,7 @@ class ImplicitALS {
     pr.cg_steps = m_opts.cg_steps;
     pr.n_rows = g.n_rows;
     pr.k = factors();
-    Impl::ALSSolveApply<ExecSpace, Storage>::apply(m_space, pr);
+    Apply<ExecSpace, Storage>::apply(m_space, pr);
   }
 
   /// L(X, Y) on the stored matrix (waits for the instance).

@@ -4,7 +4,10 @@
 // power-law interaction matrix, the factors and the matrix set up outside the timed region.
 //   implicit_als       float factors, k = 64, 128, 256, 1024 (devices), 64 and 256 (hosts);
 //   implicit_als_bf16  BF16 factor storage, k = 256;
-//   implicit_als_fp16  FP16 factor storage, k = 256.
+//   implicit_als_fp16  FP16 factor storage, k = 256;
+//   implicit_als_generic (spaces with a backend specialization, i.e. Cuda) the generic
+//                      TeamPolicy kernel at k = 64 and 256, so the CUDA kernels keep a
+//                      benchmark against it.
 // Shapes: MovieLens-20M (138,493 users, 26,744 items, 10M nonzeros) on devices and in the
 // full host set; a tenth of it (13,849 x 2,674, 1M nonzeros) in the small host set; the full
 // device set adds lastfm-360k (358,868 x 292,385, 17.5M nonzeros) at k = 256.
@@ -122,10 +125,16 @@ ALSBenchState<Space, S>& als_state(const Space& space, const ALSShape& s, std::i
 
 template <class Space, class S>
 void bench_als(benchmark::State& state, const std::string& name, const Space& space,
-               const ALSShape& s, std::int64_t k) {
+               const ALSShape& s, std::int64_t k, bool generic = false) {
   guarded(state, [&] {
     auto& st = als_state<Space, S>(space, s, k);
-    const double secs = time_manual(state, name, space, [&] { st.plan->iterate(1); });
+    const double secs = time_manual(state, name, space, [&] {
+      if (generic) {
+        Impl::ALSPlanAccess::iterate_generic(*st.plan, 1);
+      } else {
+        st.plan->iterate(1);
+      }
+    });
     const double nnz = double(st.C.nnz()), rows = double(s.users + s.items);
     const double passes = 1.0 + 3.0;
     const double bytes = 2.0 * nnz * passes * double(k) * sizeof(S) + 2.0 * rows * double(k) * sizeof(S);
@@ -149,13 +158,17 @@ void register_als_space(const Space& space, SizeSet sizes) {
   struct Entry {
     ALSShape shape;
     std::int64_t k;
-    int storage;  // 0 float, 1 fp16, 2 bf16
+    int storage;  // 0 float, 1 fp16, 2 bf16, 3 float with the generic kernel
   };
   std::vector<Entry> entries;
   if (!is_host_v<Space>) {
     for (std::int64_t k : {64, 128, 256, 1024}) entries.push_back({movielens, k, 0});
     entries.push_back({movielens, 256, 2});
     entries.push_back({movielens, 256, 1});
+    if (Impl::als_backend_available_v<Space, float>) {
+      entries.push_back({movielens, 64, 3});
+      entries.push_back({movielens, 256, 3});
+    }
     if (sizes == SizeSet::full) entries.push_back({lastfm, 256, 0});
   } else {
     const ALSShape& sh = sizes == SizeSet::full ? movielens : small;
@@ -166,7 +179,9 @@ void register_als_space(const Space& space, SizeSet sizes) {
   const double min_time = env_double("KOKKOSSKETCH_BENCH_MIN_TIME", 0.2);
   const int reps = int(env_double("KOKKOSSKETCH_BENCH_REPETITIONS", is_host_v<Space> ? 1 : 5));
   for (const Entry& e : entries) {
-    const char* bench = e.storage == 0 ? "implicit_als" : (e.storage == 1 ? "implicit_als_fp16" : "implicit_als_bf16");
+    const char* names[] = {"implicit_als", "implicit_als_fp16", "implicit_als_bf16",
+                           "implicit_als_generic"};
+    const char* bench = names[e.storage];
     const std::string name = bench_name(std::string(bench) + "/" + e.shape.name, sp,
                                         {{"factors", e.k}, {"cg_steps", 3}});
     // benchmark::internal::Benchmark in older Google Benchmark, benchmark::Benchmark later
@@ -176,9 +191,10 @@ void register_als_space(const Space& space, SizeSet sizes) {
     };
     const ALSShape shape = e.shape;
     const std::int64_t k = e.k;
-    if (e.storage == 0) {
+    if (e.storage == 0 || e.storage == 3) {
+      const bool generic = e.storage == 3;
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_als<Space, float>(st, name, space, shape, k);
+        bench_als<Space, float>(st, name, space, shape, k, generic);
       }));
     } else if (e.storage == 1) {
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {

@@ -361,15 +361,27 @@ struct ALSSolveGeneric {
     return s;
   }
 
-  /// out = (YtY + lambda I) v.
+  /// out = (YtY + lambda I) v. Devices: a thread per factor f reads column f (coalesced over
+  /// the threads); hosts (one thread per team): rows of YtY in order (contiguous, vectorizable).
   KOKKOS_INLINE_FUNCTION void gram_times(const member_t& team, const scratch_t& v,
                                          const scratch_t& out) const {
     const std::int64_t k = pr.k;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](std::int64_t f) {
-      float t = 0;
-      for (std::int64_t g = 0; g < k; ++g) t += pr.YtY(g, f) * v(g);
-      out(f) = t + pr.lambda * v(f);
-    });
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        for (std::int64_t f = 0; f < k; ++f) out(f) = 0.0f;
+        for (std::int64_t g = 0; g < k; ++g) {
+          const float vg = v(g);
+          for (std::int64_t f = 0; f < k; ++f) out(f) += pr.YtY(g, f) * vg;
+        }
+        for (std::int64_t f = 0; f < k; ++f) out(f) += pr.lambda * v(f);
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](std::int64_t f) {
+        float t = 0;
+        for (std::int64_t g = 0; g < k; ++g) t += pr.YtY(g, f) * v(g);
+        out(f) = t + pr.lambda * v(f);
+      });
+    }
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_t& team) const {

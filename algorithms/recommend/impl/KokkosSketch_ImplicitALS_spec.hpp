@@ -26,6 +26,28 @@ struct ALSSolveApply {
   }
 };
 
+/// \brief The generic path under the dispatch struct's interface, whatever the backend: the
+/// benchmarks time a backend specialization against it (ALSPlanAccess::iterate_generic).
+template <class ExecSpace, class S>
+struct ALSSolveGenericApply {
+  static constexpr const char* path = "generic";
+  /// Enqueues the generic solve on `space`.
+  static void apply(const ExecSpace& space,
+                    const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr) {
+    ALSSolveGeneric<ExecSpace, S>::apply(space, pr);
+  }
+};
+
+/// \brief Access to an ImplicitALS plan's internals for benchmarks and tests (a friend of
+/// the plan).
+struct ALSPlanAccess {
+  /// `iterations` iterations of `plan` with the generic kernel instead of the dispatched one.
+  template <class Plan>
+  static void iterate_generic(Plan& plan, int iterations) {
+    plan.template run_iterations<ALSSolveGenericApply>(iterations, {});
+  }
+};
+
 /// Availability trait: a backend specialization of ALSSolveApply handles storage S on
 /// ExecSpace.
 template <class ExecSpace, class S>
