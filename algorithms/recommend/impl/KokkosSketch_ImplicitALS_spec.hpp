@@ -46,6 +46,25 @@ struct ALSPlanAccess {
   static void iterate_generic(Plan& plan, int iterations) {
     plan.template run_iterations<ALSSolveGenericApply>(iterations, {});
   }
+  /// The problem of the users' half-iteration of `plan` (after a fit): YtY formed from the
+  /// current item factors, X the plan's user factors (tests point it elsewhere).
+  template <class Plan>
+  static auto user_problem(Plan& plan) {
+    plan.gram(plan.m_Y, plan.m_gram);
+    ALSSolveProblem<typename Plan::memory_space, typename Plan::storage_type> pr;
+    pr.row_map = plan.m_users.row_map;
+    pr.entries = plan.m_users.entries;
+    pr.conf = plan.m_users.conf;
+    pr.order = plan.m_users.order;
+    pr.Y = plan.m_Y;
+    pr.X = plan.m_X;
+    pr.YtY = plan.m_gram;
+    pr.lambda = float(plan.m_opts.lambda);
+    pr.cg_steps = plan.m_opts.cg_steps;
+    pr.n_rows = plan.m_users.n_rows;
+    pr.k = plan.factors();
+    return pr;
+  }
 };
 
 /// Availability trait: a backend specialization of ALSSolveApply handles storage S on
