@@ -572,7 +572,8 @@ TEST(ImplicitALS, SerialAndOpenMPAgree) {
 // Every CUDA kernel variant against the generic kernel on the same problem (the users' half of
 // a fitted plan): warp per row with 1, 2, 4, 8 factors per lane, 3 or 8 rows per block, YtY in
 // shared memory or from L2, block per row with 1 to 16 factors per thread, float and BF16
-// storage. Relative difference of the solved factors <= 1e-4 (float sums in other orders).
+// storage (and FP16). Relative difference of the solved factors <= 1e-4 for float (sums in
+// other orders), 1e-2 for the 16-bit storages (one rounding of the result may differ).
 template <class S>
 void cuda_paths_match_generic() {
   using Space = Kokkos::Cuda;
@@ -624,6 +625,7 @@ void cuda_paths_match_generic() {
 
 TEST(ImplicitALSCuda, EveryKernelMatchesGenericFloat) { cuda_paths_match_generic<float>(); }
 TEST(ImplicitALSCuda, EveryKernelMatchesGenericBF16) { cuda_paths_match_generic<bf16>(); }
+TEST(ImplicitALSCuda, EveryKernelMatchesGenericFP16) { cuda_paths_match_generic<fp16>(); }
 #endif
 
 }  // namespace
