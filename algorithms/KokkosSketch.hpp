@@ -17,6 +17,7 @@
 #include <KokkosSketch_GaussianSketchOp.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
+#include <KokkosSketch_ImplicitALS.hpp>
 #include <KokkosSketch_LeastSquares.hpp>
 #include <KokkosSketch_LeverageScores.hpp>
 #include <KokkosSketch_LowrankOptions.hpp>
