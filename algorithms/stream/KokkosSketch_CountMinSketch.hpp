@@ -103,10 +103,10 @@ struct CountMinHeavyHitter {
 /// width >= e / eps and depth >= ln(1 / delta). from_error takes width = the power of two
 /// >= ceil(e / eps) (the hash needs a power of two; rounding up only tightens the bound:
 /// the sketch's epsilon() = e / width <= eps) and depth = ceil(ln(1 / delta)).
-/// Apache DataSketches uses the same e/eps and ln(1/delta) (without the power of two);
-/// stream-lib (Java) and RedisBloom use width = ceil(2 / eps) and depth =
-/// ceil(log2(1 / delta)), i.e. Markov's factor 2 per row: the same (eps, delta) there
-/// gives a narrower, deeper table than here.
+/// Apache DataSketches uses the same e/eps and ln(1/delta) (without the power of two, and
+/// taking the confidence 1 - delta); stream-lib (Java) and Apache Spark's CountMinSketch use
+/// width = ceil(2 / eps) and depth = ceil(log2(1 / delta)) (Markov's factor 2 per row): the
+/// same (eps, delta) there gives a narrower, deeper table than here.
 ///
 /// ## Semantics of the object
 /// The table is a Kokkos::View: copies of a CountMinSketch share it (as Views do); clone()
