@@ -475,13 +475,7 @@ class CountMinSketch {
   accum_type total(const ExecSpace& space) const try {
     static_check_space<ExecSpace>();
     check_not_empty("CountMinSketch::total");
-    accum_type s = 0;
-    const Counter* t = m_table.data();
-    Kokkos::parallel_reduce(
-        "KokkosSketch::CountMinSketch::total",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, width()),
-        KOKKOS_LAMBDA(const std::int64_t j, accum_type& x) { x += accum_type(t[j]); }, s);
-    return s;
+    return Impl::cms_row_sum(space, m_table.data(), width());
   } catch (...) {
     Impl::rethrow_as_error("CountMinSketch::total");
   }

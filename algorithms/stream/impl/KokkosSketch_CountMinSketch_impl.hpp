@@ -236,10 +236,12 @@ std::int64_t cms_count_bad_counts(const ExecSpace& space, const Counts& counts, 
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& b) {
         const v c = counts(i);
-        bool ok = true;
+        bool ok = true, negative = false;
         if constexpr (std::is_floating_point<v>::value) ok = Impl::isfinite(c);
-        if constexpr (std::is_signed<v>::value) ok = ok && !(reject_negative && c < v(0));
-        if (!ok) ++b;
+        if constexpr (std::is_signed<v>::value) negative = c < v(0);
+        // (reject_negative used outside the constexpr-if: CUDA extended lambdas cannot
+        // first-capture a variable there.)
+        if (!ok || (reject_negative && negative)) ++b;
       },
       bad);
   return bad;
@@ -299,6 +301,19 @@ void cms_row_dots(const ExecSpace& space, const Counter* a, const Counter* b, in
             s);
         Kokkos::single(Kokkos::PerTeam(m), [&]() { dots(r) = s; });
       });
+}
+
+/// Sum of t[0, w) (row 0 of a table) in cms_accum_t, on `space`; waits for it (a host
+/// value).
+template <class ExecSpace, class Counter>
+cms_accum_t<Counter> cms_row_sum(const ExecSpace& space, const Counter* t, std::int64_t w) {
+  using acc = cms_accum_t<Counter>;
+  acc s = 0;
+  Kokkos::parallel_reduce(
+      "KokkosSketch::CountMinSketch::total",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, w),
+      KOKKOS_LAMBDA(const std::int64_t j, acc& x) { x += acc(t[j]); }, s);
+  return s;
 }
 
 // ---------------------------------------------------------------------------------------
