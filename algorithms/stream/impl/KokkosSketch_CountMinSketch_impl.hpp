@@ -70,7 +70,14 @@ struct CmsUnitCounts {
 
 /// Plain update by atomics: one thread per key, the key read once (coalesced), hashed once
 /// per row, one atomic add per row.
-template <class Counter, class Keys, class Counts>
+/// Rows of a table loop: the compile-time depth D when D > 0 (unrolled), h.depth() when
+/// D = 0.
+template <int D>
+KOKKOS_FORCEINLINE_FUNCTION int cms_rows(const CountMinHashOp& h) {
+  return D > 0 ? D : h.depth();
+}
+
+template <class Counter, class Keys, class Counts, int D = 0>
 struct CmsUpdateAtomicFunctor {
   Counter* t;
   std::int64_t width;
@@ -80,15 +87,15 @@ struct CmsUpdateAtomicFunctor {
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
     const std::uint64_t key = static_cast<std::uint64_t>(keys(i));
     const Counter c = static_cast<Counter>(counts(i));
-    const int d = h.depth();
-    for (int r = 0; r < d; ++r) Kokkos::atomic_add(&t[r * width + h.bucket(r, key)], c);
+    for (int r = 0; r < cms_rows<D>(h); ++r)
+      Kokkos::atomic_add(&t[r * width + h.bucket(r, key)], c);
   }
 };
 
 /// Plain update by per-thread tables: the keys are cut into `parts` contiguous chunks; chunk
 /// 0 adds into the sketch's table directly, chunk p > 0 into its private table
 /// scratch[(p - 1) cells ...] (zeroed by its owner first), without atomics.
-template <class Counter, class Keys, class Counts>
+template <class Counter, class Keys, class Counts, int D = 0>
 struct CmsUpdatePartsFunctor {
   Counter* t;
   Counter* scratch;
@@ -102,11 +109,10 @@ struct CmsUpdatePartsFunctor {
       for (std::int64_t c = 0; c < cells; ++c) tab[c] = Counter(0);
     const std::int64_t begin = n / parts * p + (p < n % parts ? p : n % parts);
     const std::int64_t end = begin + n / parts + (p < n % parts ? 1 : 0);
-    const int d = h.depth();
     for (std::int64_t i = begin; i < end; ++i) {
       const std::uint64_t key = static_cast<std::uint64_t>(keys(i));
       const Counter c = static_cast<Counter>(counts(i));
-      for (int r = 0; r < d; ++r) tab[r * width + h.bucket(r, key)] += c;
+      for (int r = 0; r < cms_rows<D>(h); ++r) tab[r * width + h.bucket(r, key)] += c;
     }
   }
 };
@@ -134,19 +140,19 @@ struct CmsWorkspaceKey {
   }
 };
 
-/// \brief The generic plain update: atomics, or per-thread tables merged (`parts` > 1
-/// chunks; parts = 1 is a plain loop on one thread of the space, no atomics).
-template <class ExecSpace, class Counter, class Keys, class Counts>
-void cms_update_plain(const ExecSpace& space, Counter* t, const CountMinHashOp& h,
-                      const Keys& keys, const Counts& counts, std::int64_t n, bool atomic,
-                      std::int64_t parts) {
-  if (n == 0) return;
+/// \brief The generic plain update with compile-time depth D (0: runtime depth): atomics,
+/// or per-thread tables merged (`parts` > 1 chunks; parts = 1 is a plain loop on one thread
+/// of the space, no atomics).
+template <int D, class ExecSpace, class Counter, class Keys, class Counts>
+void cms_update_plain_d(const ExecSpace& space, Counter* t, const CountMinHashOp& h,
+                        const Keys& keys, const Counts& counts, std::int64_t n, bool atomic,
+                        std::int64_t parts) {
   const std::int64_t w = h.width();
   if (atomic) {
     Kokkos::parallel_for(
         "KokkosSketch::CountMinSketch::update[atomic]",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
-        CmsUpdateAtomicFunctor<Counter, Keys, Counts>{t, w, keys, counts, h});
+        CmsUpdateAtomicFunctor<Counter, Keys, Counts, D>{t, w, keys, counts, h});
     return;
   }
   using mem = typename ExecSpace::memory_space;
@@ -161,13 +167,32 @@ void cms_update_plain(const ExecSpace& space, Counter* t, const CountMinHashOp& 
       "KokkosSketch::CountMinSketch::update[tables]",
       Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
                           Kokkos::IndexType<std::int64_t>>(space, 0, parts),
-      CmsUpdatePartsFunctor<Counter, Keys, Counts>{t, scratch, w, cells, n, parts, keys, counts,
-                                                   h});
+      CmsUpdatePartsFunctor<Counter, Keys, Counts, D>{t, scratch, w, cells, n, parts, keys,
+                                                      counts, h});
   if (parts > 1)
     Kokkos::parallel_for(
         "KokkosSketch::CountMinSketch::update[merge_tables]",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, cells),
         CmsMergePartsFunctor<Counter>{t, scratch, cells, parts});
+}
+
+/// \brief The generic plain update: the depths 2 to 8 with unrolled row loops, other depths
+/// with a runtime loop (cms_update_plain_d).
+template <class ExecSpace, class Counter, class Keys, class Counts>
+void cms_update_plain(const ExecSpace& space, Counter* t, const CountMinHashOp& h,
+                      const Keys& keys, const Counts& counts, std::int64_t n, bool atomic,
+                      std::int64_t parts) {
+  if (n == 0) return;
+  switch (h.depth()) {
+    case 2: cms_update_plain_d<2>(space, t, h, keys, counts, n, atomic, parts); break;
+    case 3: cms_update_plain_d<3>(space, t, h, keys, counts, n, atomic, parts); break;
+    case 4: cms_update_plain_d<4>(space, t, h, keys, counts, n, atomic, parts); break;
+    case 5: cms_update_plain_d<5>(space, t, h, keys, counts, n, atomic, parts); break;
+    case 6: cms_update_plain_d<6>(space, t, h, keys, counts, n, atomic, parts); break;
+    case 7: cms_update_plain_d<7>(space, t, h, keys, counts, n, atomic, parts); break;
+    case 8: cms_update_plain_d<8>(space, t, h, keys, counts, n, atomic, parts); break;
+    default: cms_update_plain_d<0>(space, t, h, keys, counts, n, atomic, parts); break;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
