@@ -9,11 +9,13 @@
 
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Workspace.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -185,6 +187,26 @@ std::int64_t read_entry_to_host(const ExecSpace& space, const View& v, std::int6
   return std::int64_t(h());
 }
 
+/// \brief The host part of validate_crs: the array lengths of a CrsMatrix agree,
+/// row_map.extent(0) = numRows() + 1 (0 allowed when numRows() = 0) and values.extent(0) =
+/// graph.entries.extent(0). Reads no matrix data.
+/// \param [in] f the public function's name, for the error
+/// \param [in] A the matrix
+/// \param [in] name the matrix as the user knows it ("A"), for the error
+/// \throws Error naming f and the array whose length is wrong
+template <class CrsMatrix>
+void check_crs_arrays(const char* f, const CrsMatrix& A, const char* name = "A") {
+  const std::int64_t n_rows = std::int64_t(A.numRows());
+  const std::int64_t n_offsets = std::int64_t(A.graph.row_map.extent(0));
+  const std::int64_t nnz = std::int64_t(A.graph.entries.extent(0));
+  KOKKOSSKETCH_THROW_IF(n_offsets != n_rows + 1 && !(n_rows == 0 && n_offsets == 0), f, name,
+                        ".graph.row_map has ", n_offsets, " entries but ", name,
+                        ".numRows() + 1 = ", n_rows + 1, " (invalid CSR row map)");
+  KOKKOSSKETCH_THROW_IF(std::int64_t(A.values.extent(0)) != nnz, f, name, ".values has ",
+                        A.values.extent(0), " entries but ", name, ".graph.entries has ", nnz,
+                        " (invalid CSR matrix: one value per column index)");
+}
+
 /// \brief Validates the CSR structure of a KokkosSparse::CrsMatrix before a kernel reads it,
 /// and throws an Error naming the first problem.
 ///
@@ -207,17 +229,12 @@ template <class ExecSpace, class CrsMatrix>
 void validate_crs(const char* f, const ExecSpace& space, const CrsMatrix& A,
                   const char* name = "A") {
   static_check_crs<ExecSpace, CrsMatrix>();
+  check_crs_arrays(f, A, name);
   const std::int64_t n_rows = std::int64_t(A.numRows()), n_cols = std::int64_t(A.numCols());
   const auto& row_map = A.graph.row_map;
   const auto& entries = A.graph.entries;
   const std::int64_t n_offsets = std::int64_t(row_map.extent(0));
   const std::int64_t nnz = std::int64_t(entries.extent(0));
-  KOKKOSSKETCH_THROW_IF(n_offsets != n_rows + 1 && !(n_rows == 0 && n_offsets == 0), f, name,
-                        ".graph.row_map has ", n_offsets, " entries but ", name,
-                        ".numRows() + 1 = ", n_rows + 1, " (invalid CSR row map)");
-  KOKKOSSKETCH_THROW_IF(std::int64_t(A.values.extent(0)) != nnz, f, name, ".values has ",
-                        A.values.extent(0), " entries but ", name, ".graph.entries has ", nnz,
-                        " (invalid CSR matrix: one value per column index)");
   if (n_offsets == 0 && nnz == 0) return;
   const CrsCheck c = crs_structure_check(space, row_map, entries, n_rows, n_cols);
   if (c.ok()) return;
@@ -247,6 +264,89 @@ void validate_crs(const char* f, const ExecSpace& space, const CrsMatrix& A,
                         c.bad_columns,
                         c.bad_columns == 1 ? " column index is" : " column indices are",
                         " out of range)");
+}
+
+/// \brief The checks of validate_crs, fused into a kernel that reads every row of the matrix
+/// anyway (count_sketch of a CRS A): the kernel tests each row's two offsets where the row
+/// starts and each column index it reads, skips what is bad (so an invalid matrix is never
+/// read out of bounds) and counts it here; verify() reads the count after the kernel.
+///
+/// Equivalent to validate_crs: row j is good when 0 <= row_map(j) <= row_map(j + 1) <= nnz,
+/// with row_map(0) = 0 for j = 0 and row_map(numRows) = nnz for the last row; every row good
+/// is exactly a valid row map, and then every column index belongs to one row and is tested
+/// once. Cost in the kernel: two comparisons per row, one per nonzero, and an atomic only on
+/// a bad position. The counter (8 bytes) comes from WorkspaceCache, so a warm call allocates
+/// nothing; it is zeroed on the instance when the check is made.
+///
+/// A default-constructed check is off: the kernel still skips bad positions, counts nothing,
+/// and verify() does nothing.
+template <class ExecSpace>
+class CrsReadCheck {
+ public:
+  /// An inactive check (validation turned off).
+  CrsReadCheck() = default;
+  /// An active check whose counter is zeroed on `space`.
+  /// \param [in] space the instance the kernel will run on
+  explicit CrsReadCheck(const ExecSpace& space)
+      : m_count(static_cast<unsigned long long*>(
+            WorkspaceCache<typename ExecSpace::memory_space>::get(
+                WorkspaceKey<ExecSpace>::get(space), "crs_read_check",
+                sizeof(unsigned long long)))) {
+    Kokkos::deep_copy(space, counter_view(), 0ull);
+  }
+
+  /// Whether row j (of n_rows, in a matrix of nnz entries) has good offsets o0 = row_map(j)
+  /// and o1 = row_map(j + 1).
+  KOKKOS_INLINE_FUNCTION static bool row_ok(std::int64_t j, std::int64_t n_rows,
+                                            std::int64_t nnz, std::int64_t o0,
+                                            std::int64_t o1) {
+    return o0 >= 0 && o0 <= o1 && o1 <= nnz && (j != 0 || o0 == 0) &&
+           (j != n_rows - 1 || o1 == nnz);
+  }
+  /// Whether column index c lies in [0, n_cols).
+  KOKKOS_INLINE_FUNCTION static bool column_ok(std::int64_t c, std::int64_t n_cols) {
+    return static_cast<std::uint64_t>(c) < static_cast<std::uint64_t>(n_cols);
+  }
+  /// Counts one bad position (a kernel calls this where row_ok or column_ok failed).
+  KOKKOS_INLINE_FUNCTION void report() const {
+    if (m_count != nullptr) Kokkos::atomic_increment(m_count);
+  }
+
+  /// Reads the count after the kernel (waits for `space`: the verdict is a host value) and,
+  /// when the kernel found a problem, throws validate_crs's error for it (validate_crs runs
+  /// once more to name the first bad position).
+  /// \param [in] f the public function's name, for the error
+  /// \param [in] space the instance the kernel ran on
+  /// \param [in] A the matrix the kernel read
+  /// \param [in] name the matrix as the user knows it
+  /// \throws Error as validate_crs
+  template <class CrsMatrix>
+  void verify(const char* f, const ExecSpace& space, const CrsMatrix& A,
+              const char* name = "A") const;
+
+ private:
+  Kokkos::View<unsigned long long, typename ExecSpace::memory_space,
+               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+  counter_view() const {
+    return decltype(counter_view())(m_count);
+  }
+  unsigned long long* m_count = nullptr;
+};
+
+template <class ExecSpace>
+template <class CrsMatrix>
+void CrsReadCheck<ExecSpace>::verify(const char* f, const ExecSpace& space, const CrsMatrix& A,
+                                     const char* name) const {
+  if (m_count == nullptr) return;
+  unsigned long long bad = 0;
+  Kokkos::deep_copy(space, Kokkos::View<unsigned long long, Kokkos::HostSpace,
+                                        Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&bad),
+                    counter_view());
+  space.fence();
+  if (bad == 0) return;
+  validate_crs(f, space, A, name);  // names the first bad position
+  KOKKOSSKETCH_THROW_IF(true, f, name, " had ", bad, " bad CSR positions while the kernel read ",
+                        "it, but none after it: was it modified during the call?");
 }
 
 /// \brief The extents of Y = S A, for an operator S (rows() x cols()), an n x d matrix A
@@ -381,6 +481,40 @@ template <class OutView, class InView>
 void check_no_alias(const char* f, const char* out_name, const OutView& out,
                     const char* in_name, const InView& in) {
   check_no_alias_footprints(f, out_name, view_footprint(out), in_name, view_footprint(in));
+}
+
+/// \brief A View argument as check_disjoint sees it: its name and its footprint.
+struct NamedFootprint {
+  const char* name;  ///< the argument as the user knows it ("U")
+  ViewFootprint fp;  ///< view_footprint of the View
+};
+
+/// \brief The NamedFootprint of View `v`, for check_disjoint.
+/// \param [in] name the argument as the user knows it
+/// \param [in] v the View
+/// \return its name and footprint
+template <class View>
+NamedFootprint named(const char* name, const View& v) {
+  return NamedFootprint{name, view_footprint(v)};
+}
+
+/// \brief check_no_alias for a whole argument list: every output against every input (outputs
+/// in order, inputs in order), then every pair of outputs (i < j, named output i first).
+/// A host-side comparison of addresses: no kernel, no fence.
+///
+///     Impl::check_disjoint(f, {Impl::named("U", U), Impl::named("S", S)},
+///                          {Impl::named("A", A)});
+/// \param [in] f the public function's name, for the error
+/// \param [in] outputs the output Views (named)
+/// \param [in] inputs the input Views (named)
+/// \throws Error naming f and the first overlapping pair
+inline void check_disjoint(const char* f, std::initializer_list<NamedFootprint> outputs,
+                           std::initializer_list<NamedFootprint> inputs) {
+  for (const NamedFootprint& o : outputs)
+    for (const NamedFootprint& i : inputs) check_no_alias_footprints(f, o.name, o.fp, i.name, i.fp);
+  for (auto a = outputs.begin(); a != outputs.end(); ++a)
+    for (auto b = a + 1; b != outputs.end(); ++b)
+      check_no_alias_footprints(f, a->name, a->fp, b->name, b->fp);
 }
 
 /// \brief check_no_alias of an output View against the three arrays of a

@@ -52,6 +52,26 @@ class WorkspaceCache {
   }
 };
 
+/// \brief The WorkspaceCache key of an execution space instance: its stream on CUDA, one key
+/// per execution space type elsewhere (host work of one space type is ordered).
+template <class ExecSpace>
+struct WorkspaceKey {
+  /// \return the key of `space`
+  static const void* get(const ExecSpace&) {
+    static const char key = 0;
+    return &key;
+  }
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+/// \brief A CUDA instance's key is its stream: work on one stream is ordered.
+template <>
+struct WorkspaceKey<Kokkos::Cuda> {
+  /// \return the instance's stream
+  static const void* get(const Kokkos::Cuda& space) { return space.cuda_stream(); }
+};
+#endif
+
 }  // namespace Impl
 }  // namespace KokkosSketch
 

@@ -360,7 +360,7 @@ void convolve_all_run(const ExecSpace& space, const PmfsView& pmfs, const RView&
   }
   scalar* buf[2] = {nullptr, nullptr};
   if (rows.size() > 2) {  // the last level goes straight to result when it fits
-    const void* key = ConvWorkspaceKey<ExecSpace>::get(space);
+    const void* key = WorkspaceKey<ExecSpace>::get(space);
     const std::size_t bytes = std::size_t(biggest) * sizeof(scalar);
     buf[0] = static_cast<scalar*>(WorkspaceCache<mem>::get(key, "convolve_all[0]", bytes));
     buf[1] = static_cast<scalar*>(WorkspaceCache<mem>::get(key, "convolve_all[1]", bytes));

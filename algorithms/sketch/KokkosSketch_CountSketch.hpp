@@ -38,14 +38,14 @@ struct CountSketchOptions {
   /// finite A. This waits for the kernel (a fence on the given instance); set false to keep
   /// the call asynchronous.
   bool check_finite = true;
-  /// CSR A only (ignored for a dense A): before the kernel, validate A's structure on the
-  /// device (Impl::validate_crs: row_map(0) = 0, row_map non-decreasing, row_map(numRows) =
-  /// nnz = values.extent(0), every column index in [0, numCols)) and throw
-  /// KokkosSketch::Error naming the first problem, instead of writing outside Y or reading
-  /// outside A. Cost: one pass over the column indices and the row map (a reduction, about
-  /// half the bytes the atomic kernel reads), and a fence on the given instance, since the
-  /// verdict is a host value: the call then waits for the instance even with
-  /// check_finite = false. Set false for a matrix already known to be valid.
+  /// CSR A only (ignored for a dense A): validate A's structure on the device (row_map(0) =
+  /// 0, row_map non-decreasing, row_map(numRows) = nnz = values.extent(0), every column index
+  /// in [0, numCols)) and throw KokkosSketch::Error naming the first problem, instead of
+  /// writing outside Y or reading outside A. The checks are fused into the sketch kernel
+  /// (Impl::CrsReadCheck): two comparisons per row and one per nonzero, a bad position
+  /// skipped and counted; the count is read after the kernel, so the call waits for the
+  /// instance (a fence) even with check_finite = false. On an error Y is unspecified. Set
+  /// false for a matrix already known to be valid and to keep the call asynchronous.
   bool validate_crs = true;
 };
 
@@ -104,7 +104,9 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A
 ///   `opts.validate_crs` or `opts.check_finite`, both on by default).
 /// \param [in] S p x n operator (or a column block of one).
 /// \param [in] A n x d CSR matrix (A.numRows() = n, A.numCols() = d), validated on the
-///   device before the kernel unless `opts.validate_crs` is false.
+///   device unless `opts.validate_crs` is false: the checks are fused into the kernel, which
+///   skips a bad row or column index and counts it; the call then waits for the count and
+///   throws (Y is then unspecified).
 /// \param [out] Y p x d View, any layout; overwritten; must not share memory with A's arrays.
 /// \param [in] opts atomic or deterministic summation (deterministic: one thread per bucket,
 ///   rows ascending, nonzeros in stored order), CSR validation, finite check.
@@ -113,7 +115,8 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const AView& A
 ///   memory, and (with check_finite) on NaN/Inf in Y.
 ///
 /// Cost: nnz(A) additions (atomic mode: atomic) and one Philox call per row of A; the
-/// validation reads the column indices and the row map once more and fences.
+/// validation adds two comparisons per row and one per nonzero to the kernel, zeroes an
+/// 8-byte counter before it and reads it back after it (a fence).
 template <class ExecSpace, class CrsMatrix, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                Impl::is_crs_matrix_v<CrsMatrix>,
@@ -127,7 +130,13 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatri
   Impl::check_sketch_extents("count_sketch", S, A.numRows(), A.numCols(), Y.extent(0),
                              Y.extent(1));
   Impl::check_no_alias_crs("count_sketch", "Y", Y, A);
-  if (opts.validate_crs) Impl::validate_crs("count_sketch", space, A);
+  // CSR validation fused into the kernel (Impl::CrsReadCheck): the array lengths on the
+  // host here, the row map and column indices where the kernel reads them.
+  Impl::CrsReadCheck<ExecSpace> crs_check;
+  if (opts.validate_crs) {
+    Impl::check_crs_arrays("count_sketch", A);
+    crs_check = Impl::CrsReadCheck<ExecSpace>(space);
+  }
   using rm_t = Impl::unmanaged_input_t<typename CrsMatrix::row_map_type>;
   using en_t = Impl::unmanaged_input_t<typename CrsMatrix::index_type>;
   using va_t = Impl::unmanaged_input_t<typename CrsMatrix::values_type>;
@@ -138,11 +147,12 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S, const CrsMatri
   const y_t y = Impl::to_internal_output(Y);
   if (opts.deterministic) {
     Impl::CountSketchCrsDeterministicApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(
-        space, S, row_map, entries, values, y);
+        space, S, row_map, entries, values, y, crs_check);
   } else {
-    Impl::CountSketchCrsApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(space, S, row_map,
-                                                                      entries, values, y);
+    Impl::CountSketchCrsApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(
+        space, S, row_map, entries, values, y, crs_check);
   }
+  crs_check.verify("count_sketch", space, A);
   if (opts.check_finite) Impl::check_finite_result("count_sketch", space, Y);
 } catch (...) {
   Impl::rethrow_as_error("count_sketch");

@@ -32,12 +32,6 @@ struct CudaConvConfig {
   CudaConv::Config kernels{};
 };
 
-/// The workspace cache key of a CUDA instance: its stream.
-template <>
-struct ConvWorkspaceKey<Kokkos::Cuda> {
-  static const void* get(const Kokkos::Cuda& space) { return space.cuda_stream(); }
-};
-
 /// Whether the CUDA kernels take Views of this type: float or double, a strided layout.
 template <class View>
 inline constexpr bool cuda_conv_view_v =

@@ -272,16 +272,6 @@ struct CorrelateGeneric {
   }
 };
 
-/// Key of the workspace cache for an instance: the stream on CUDA (specialized in the CUDA
-/// bridge), one key per execution space type elsewhere (host work is ordered per space).
-template <class ExecSpace>
-struct ConvWorkspaceKey {
-  static const void* get(const ExecSpace&) {
-    static const char key = 0;
-    return &key;
-  }
-};
-
 /// Sets entries [from, length) of every row of a rank-1 or rank-2 View to zero (the tail of an
 /// output longer than m + n - 1).
 template <class ExecSpace, class View>

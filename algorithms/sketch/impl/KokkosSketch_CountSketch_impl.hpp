@@ -6,6 +6,7 @@
 #ifndef KOKKOSSKETCH_COUNTSKETCH_IMPL_HPP
 #define KOKKOSSKETCH_COUNTSKETCH_IMPL_HPP
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_CountSketchOp.hpp>
 #include <KokkosSketch_Traits.hpp>
 #include <impl/KokkosSketch_CountSketchBuckets_impl.hpp>
@@ -150,19 +151,24 @@ void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, 
 
 /// Y = S A for A in CSR form (n x d), atomic path: row j's nonzeros are added, times s(j),
 /// to row h(j) of Y (Y must be zero); one thread per row, vector lanes over its nonzeros.
+/// The CSR checks are fused in (CrsReadCheck): a row with bad offsets and a column index
+/// outside [0, d) are skipped and counted, so an invalid matrix is never read out of bounds.
 template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
 void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
                              const RowMap& row_map, const Entries& entries,
-                             const Values& values, const YView& Y) {
+                             const Values& values, const YView& Y,
+                             const CrsReadCheck<ExecSpace>& check) {
   using y_value = typename YView::non_const_value_type;
   using policy_t = Kokkos::TeamPolicy<ExecSpace>;
   using member_t = typename policy_t::member_type;
+  using check_t = CrsReadCheck<ExecSpace>;
   int team = 1, vector = 1;
   if constexpr (!is_host_space_v<ExecSpace>) {
     vector = 8;
     team = 32;
   }
   const std::int64_t n = S.cols();
+  const std::int64_t nnz = std::int64_t(entries.extent(0)), d = std::int64_t(Y.extent(1));
   const std::int64_t league = (n + team - 1) / team;
   Kokkos::parallel_for(
       "KokkosSketch::count_sketch[crs_atomic]", policy_t(space, league, team, vector),
@@ -172,9 +178,18 @@ void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
           if (j >= n) return;
           const CountSketchOp::Draw dr = S.draw(j);
           const std::int64_t k0 = std::int64_t(row_map(j)), k1 = std::int64_t(row_map(j + 1));
+          const bool row_ok = check_t::row_ok(j, n, nnz, k0, k1);
+          if (!row_ok) {
+            Kokkos::single(Kokkos::PerThread(tm), [&] { check.report(); });
+            return;
+          }
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, k1 - k0), [&](const std::int64_t q) {
             const y_value a = y_value(values(k0 + q));
             const std::int64_t c = std::int64_t(entries(k0 + q));
+            if (!check_t::column_ok(c, d)) {
+              check.report();
+              return;
+            }
             y_value* const y = &Y(dr.bucket, c);
             if constexpr (is_serial_space_v<ExecSpace>) {
               *y += dr.negative ? -a : a;
@@ -187,16 +202,21 @@ void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
 }
 
 /// Y = S A for A in CSR form, deterministic path: one thread per bucket zeroes its row of Y
-/// and adds the bucket's rows of A in ascending row order, nonzeros in stored order.
+/// and adds the bucket's rows of A in ascending row order, nonzeros in stored order. The CSR
+/// checks are fused in as in count_sketch_crs_atomic (each row is read by one bucket, so
+/// each bad position is counted once).
 template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
 void count_sketch_crs_deterministic(const ExecSpace& space, const CountSketchOp& S,
                                     const RowMap& row_map, const Entries& entries,
-                                    const Values& values, const YView& Y) {
+                                    const Values& values, const YView& Y,
+                                    const CrsReadCheck<ExecSpace>& check) {
   using y_value = typename YView::non_const_value_type;
+  using check_t = CrsReadCheck<ExecSpace>;
   const auto bk = count_sketch_buckets(space, S);
   const auto offsets = bk.offsets;
   const auto perm = bk.perm;
-  const std::int64_t d = Y.extent(1);
+  const std::int64_t n = S.cols();
+  const std::int64_t nnz = std::int64_t(entries.extent(0)), d = std::int64_t(Y.extent(1));
   Kokkos::parallel_for(
       "KokkosSketch::count_sketch[crs_deterministic]",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, S.rows()),
@@ -206,8 +226,17 @@ void count_sketch_crs_deterministic(const ExecSpace& space, const CountSketchOp&
           const std::uint64_t w = perm(e);
           const std::int64_t j = std::int64_t(w & ~cs_neg_bit);
           const bool neg = (w & cs_neg_bit) != 0;
-          for (std::int64_t k = std::int64_t(row_map(j)); k < std::int64_t(row_map(j + 1)); ++k) {
+          const std::int64_t k0 = std::int64_t(row_map(j)), k1 = std::int64_t(row_map(j + 1));
+          if (!check_t::row_ok(j, n, nnz, k0, k1)) {
+            check.report();
+            continue;
+          }
+          for (std::int64_t k = k0; k < k1; ++k) {
             const std::int64_t c = std::int64_t(entries(k));
+            if (!check_t::column_ok(c, d)) {
+              check.report();
+              continue;
+            }
             const y_value a = y_value(values(k));
             Y(b, c) = neg ? Y(b, c) - a : Y(b, c) + a;
           }

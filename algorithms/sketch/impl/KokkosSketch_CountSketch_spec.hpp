@@ -38,24 +38,28 @@ struct CountSketchDeterministicApply {
 };
 
 /// Y = S A for A in CSR form (its row map, column indices and values as internal unmanaged
-/// Views), atomic path; Y overwritten. Generic on every backend.
+/// Views), atomic path; Y overwritten. The kernel skips and counts bad CSR positions in
+/// `check` (CrsReadCheck; an inactive check counts nothing). Generic on every backend.
 template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
 struct CountSketchCrsApply {
   static constexpr const char* path = "generic";
   static void apply(const ExecSpace& space, const CountSketchOp& S, const RowMap& row_map,
-                    const Entries& entries, const Values& values, const YView& Y) {
+                    const Entries& entries, const Values& values, const YView& Y,
+                    const CrsReadCheck<ExecSpace>& check) {
     Kokkos::deep_copy(space, Y, typename YView::non_const_value_type(0));
-    count_sketch_crs_atomic(space, S, row_map, entries, values, Y);
+    count_sketch_crs_atomic(space, S, row_map, entries, values, Y, check);
   }
 };
 
-/// Y = S A for A in CSR form, deterministic path; Y overwritten. Generic on every backend.
+/// Y = S A for A in CSR form, deterministic path; Y overwritten; bad CSR positions skipped and
+/// counted in `check`. Generic on every backend.
 template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
 struct CountSketchCrsDeterministicApply {
   static constexpr const char* path = "generic";
   static void apply(const ExecSpace& space, const CountSketchOp& S, const RowMap& row_map,
-                    const Entries& entries, const Values& values, const YView& Y) {
-    count_sketch_crs_deterministic(space, S, row_map, entries, values, Y);
+                    const Entries& entries, const Values& values, const YView& Y,
+                    const CrsReadCheck<ExecSpace>& check) {
+    count_sketch_crs_deterministic(space, S, row_map, entries, values, Y, check);
   }
 };
 
