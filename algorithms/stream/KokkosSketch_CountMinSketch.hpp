@@ -52,7 +52,8 @@ enum class CountMinUpdateAlgorithm {
   atomic,
   /// The batch cut into one chunk per thread of the space, each added into a private table
   /// without atomics, the tables then summed into the sketch (workspace: (threads - 1)
-  /// depth width counters, kept in the workspace cache).
+  /// depth width counters, kept in the workspace cache). Meant for host spaces: on a GPU,
+  /// one table per concurrent thread rarely fits (the workspace check then throws).
   thread_tables
 };
 
@@ -287,6 +288,10 @@ class CountMinSketch {
   }
 
   /// \brief update(space, keys, counts) on the keys View's default execution space.
+  /// \param [in] keys rank-1 View of integer keys
+  /// \param [in] counts rank-1 View of counts, as long as keys
+  /// \param [in] opts algorithm and count check
+  /// \throws Error as update(space, keys, counts, opts)
   template <class KeyView, class CountView,
             std::enable_if_t<Kokkos::is_view<KeyView>::value && Kokkos::is_view<CountView>::value,
                              int> = 0>
@@ -313,8 +318,8 @@ class CountMinSketch {
     check_not_empty(f);
     KOKKOSSKETCH_THROW_IF(keys.extent(0) != out.extent(0), f, "keys has ", keys.extent(0),
                           " entries but out has ", out.extent(0));
-    Impl::check_no_alias(f, "out", out, "keys", keys);
-    Impl::check_no_alias(f, "out", out, "the sketch's table", m_table);
+    Impl::check_disjoint(f, {Impl::named("out", out)},
+                         {Impl::named("keys", keys), Impl::named("the sketch's table", m_table)});
     const auto k = Impl::to_internal_input(keys);
     const auto o = Impl::to_internal_output(out);
     using apply_t = Impl::CountMinQueryApply<ExecSpace, Counter, decltype(k), decltype(o)>;
@@ -325,6 +330,9 @@ class CountMinSketch {
   }
 
   /// \brief query(space, keys, out) on the keys View's default execution space.
+  /// \param [in] keys rank-1 View of integer keys
+  /// \param [out] out rank-1 writable View, as long as keys, overwritten
+  /// \throws Error as query(space, keys, out)
   template <class KeyView, class OutView,
             std::enable_if_t<Kokkos::is_view<KeyView>::value, int> = 0>
   void query(const KeyView& keys, const OutView& out) const {
@@ -398,7 +406,7 @@ class CountMinSketch {
     Impl::rethrow_as_error("CountMinSketch::add");
   }
 
-  /// \brief Sets every counter to zero.
+  /// \brief Sets every counter to zero (nothing for an empty sketch).
   /// \param [in] space instance the work runs on (asynchronous)
   template <class ExecSpace, std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
   void clear(const ExecSpace& space) {
@@ -569,6 +577,8 @@ class CountMinSketch {
   }
 
   /// \brief serialize(space) on the memory space's default execution space.
+  /// \return the bytes
+  /// \throws Error if the sketch is empty
   std::vector<std::uint8_t> serialize() const {
     return serialize(typename MemorySpace::execution_space{});
   }
@@ -642,6 +652,9 @@ class CountMinSketch {
   }
 
   /// \brief deserialize(bytes.data(), bytes.size()).
+  /// \param [in] bytes the bytes
+  /// \return the sketch
+  /// \throws Error as deserialize(data, size)
   static CountMinSketch deserialize(const std::vector<std::uint8_t>& bytes) {
     return deserialize(bytes.data(), bytes.size());
   }
@@ -649,23 +662,32 @@ class CountMinSketch {
   // -------------------------------------------------------------------------------------
   // Accessors
 
-  /// \brief Rows (hash functions); 0 for an empty sketch.
+  /// \brief Rows (hash functions).
+  /// \return the depth, 0 for an empty sketch
   int depth() const { return m_table.data() ? m_hash.depth() : 0; }
-  /// \brief Counters per row (a power of two); 0 for an empty sketch.
+  /// \brief Counters per row.
+  /// \return the width (a power of two), 0 for an empty sketch
   std::int64_t width() const { return m_table.data() ? m_hash.width() : 0; }
   /// \brief The hash functions' seed.
+  /// \return the seed (Philox key words 0 and 1)
   std::uint64_t seed() const { return m_hash.seed(); }
   /// \brief The hash functions (to hash keys in user kernels the same way).
+  /// \return the operator
   const CountMinHashOp& hash() const { return m_hash; }
   /// \brief The update mode.
+  /// \return plain or conservative
   CountMinUpdate mode() const { return m_mode; }
-  /// \brief The table, depth x width (shared, not a copy).
+  /// \brief The table (shared, not a copy).
+  /// \return the depth x width View
   const table_type& table() const { return m_table; }
-  /// \brief The additive error factor of this shape: e / width.
+  /// \brief The additive error factor of this shape.
+  /// \return e / width (0 for an empty sketch)
   double epsilon() const { return width() ? 2.718281828459045 / double(width()) : 0.0; }
-  /// \brief The failure probability of this shape: e^-depth.
+  /// \brief The failure probability of this shape.
+  /// \return e^-depth (1 for an empty sketch)
   double delta() const { return depth() ? std::exp(-double(depth())) : 1.0; }
-  /// \brief Whether the sketch has a table.
+  /// \brief Whether the sketch is empty (default-constructed).
+  /// \return true when it has no table
   bool empty() const { return m_table.data() == nullptr; }
 
  private:

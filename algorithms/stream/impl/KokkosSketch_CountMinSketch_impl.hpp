@@ -130,16 +130,6 @@ struct CmsMergePartsFunctor {
   }
 };
 
-/// Identity of the per-thread tables in the workspace cache: one buffer per execution space
-/// type (host spaces run one parallel region at a time per instance).
-template <class ExecSpace>
-struct CmsWorkspaceKey {
-  static const void* get(const ExecSpace&) {
-    static const char key = 0;
-    return &key;
-  }
-};
-
 /// \brief The generic plain update with compile-time depth D (0: runtime depth): atomics,
 /// or per-thread tables merged (`parts` > 1 chunks; parts = 1 is a plain loop on one thread
 /// of the space, no atomics).
@@ -159,7 +149,7 @@ void cms_update_plain_d(const ExecSpace& space, Counter* t, const CountMinHashOp
   const std::int64_t cells = std::int64_t(h.depth()) * w;
   Counter* scratch = nullptr;
   if (parts > 1) {
-    const void* key = CmsWorkspaceKey<ExecSpace>::get(space);
+    const void* key = WorkspaceKey<ExecSpace>::get(space);
     scratch = static_cast<Counter*>(WorkspaceCache<mem>::get(
         key, "CountMinSketch::update[tables]", std::size_t(parts - 1) * cells * sizeof(Counter)));
   }
