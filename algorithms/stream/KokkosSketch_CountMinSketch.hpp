@@ -233,7 +233,8 @@ class CountMinSketch {
   /// Plain mode: T[r][h_r(keys(i))] += counts(i) in every row (atomics or per-thread tables,
   /// CountMinUpdateOptions::algorithm). Conservative mode: duplicate keys of the batch are
   /// summed first, then each distinct key is folded in by the conservative rule (see
-  /// CountMinUpdate; the batch is at most 2^31 - 1 keys).
+  /// CountMinUpdate; the batch is at most 2^31 - 1 keys; this mode waits for the space once,
+  /// to confirm that the batch's key map held every key).
   /// \tparam ExecSpace a Kokkos execution space that can access MemorySpace
   /// \param [in] space instance the work runs on (asynchronous unless the counts are checked)
   /// \param [in] keys rank-1 View of integer keys (converted to std::uint64_t), accessible

@@ -12,6 +12,7 @@
 
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_CountMinHashOp.hpp>
+#include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Workspace.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -213,8 +214,13 @@ void cms_update_conservative(const ExecSpace& space, Counter* t, const CountMinH
       KOKKOS_LAMBDA(const std::int64_t i) {
         const std::uint64_t key = static_cast<std::uint64_t>(keys(i));
         const auto res = map.insert(key, Counter(0));
-        Kokkos::atomic_add(&map.value_at(res.index()), static_cast<Counter>(counts(i)));
+        if (!res.failed())  // cannot fail: capacity >= n >= distinct keys (checked below)
+          Kokkos::atomic_add(&map.value_at(res.index()), static_cast<Counter>(counts(i)));
       });
+  // A host query (waits for the space): never true by construction, but a silent loss of
+  // counts must not be possible.
+  KOKKOSSKETCH_THROW_IF(map.failed_insert(), "CountMinSketch::update",
+                        "internal error: the batch's key map overflowed (", n, " keys)");
   const std::int64_t cap = std::int64_t(map.capacity());
   Kokkos::parallel_for(
       "KokkosSketch::CountMinSketch::update[conservative]",
