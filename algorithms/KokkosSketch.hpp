@@ -11,6 +11,8 @@
 #include <KokkosSketch_Config.hpp>
 
 #include <KokkosSketch_Convolve.hpp>
+#include <KokkosSketch_CountMinHashOp.hpp>
+#include <KokkosSketch_CountMinSketch.hpp>
 #include <KokkosSketch_CountSketch.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketch.hpp>

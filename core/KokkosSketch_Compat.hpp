@@ -28,6 +28,8 @@ namespace kmath = ::Kokkos::Experimental;
 template <class T>
 KOKKOS_INLINE_FUNCTION T log(T x) { return kmath::log(x); }
 template <class T>
+KOKKOS_INLINE_FUNCTION T exp(T x) { return kmath::exp(x); }
+template <class T>
 KOKKOS_INLINE_FUNCTION T sqrt(T x) { return kmath::sqrt(x); }
 template <class T>
 KOKKOS_INLINE_FUNCTION T cos(T x) { return kmath::cos(x); }

@@ -229,6 +229,15 @@ TEST(CountMinHashOp, PairJointUniform) {
 }
 
 // The same buckets on every execution space (kernels capture the operator by value).
+template <class Space, class K, class O>
+void device_buckets(const CountMinHashOp& h, const K& k, const O& out, std::int64_t n) {
+  Kokkos::parallel_for(
+      "KokkosSketch::test_buckets", Kokkos::RangePolicy<Space>(Space(), 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        for (int r = 0; r < 5; ++r) out(i, r) = h.bucket(r, k(i));
+      });
+}
+
 template <class Space>
 class CountMinHashOpSpaces : public ::testing::Test {};
 TYPED_TEST_SUITE(CountMinHashOpSpaces, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
@@ -244,11 +253,7 @@ TYPED_TEST(CountMinHashOpSpaces, SameBucketsOnDevice) {
   auto kh = Kokkos::create_mirror_view(k);
   for (std::int64_t i = 0; i < n; ++i) kh(i) = keys[i];
   Kokkos::deep_copy(k, kh);
-  Kokkos::parallel_for(
-      "KokkosSketch::test_buckets", Kokkos::RangePolicy<Space>(Space(), 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        for (int r = 0; r < 5; ++r) out(i, r) = h.bucket(r, k(i));
-      });
+  device_buckets<Space>(h, k, out, n);
   auto oh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
   for (std::int64_t i = 0; i < n; ++i)
     for (int r = 0; r < 5; ++r) ASSERT_EQ(oh(i, r), h.bucket(r, keys[i])) << i << " " << r;
