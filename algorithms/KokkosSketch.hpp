@@ -23,9 +23,12 @@
 #include <KokkosSketch_LeastSquares.hpp>
 #include <KokkosSketch_LeverageScores.hpp>
 #include <KokkosSketch_LowrankOptions.hpp>
+#include <KokkosSketch_MADSketch.hpp>
 #include <KokkosSketch_Materialize.hpp>
+#include <KokkosSketch_ModifiedAdsorption.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_Orthonormalize.hpp>
+#include <KokkosSketch_PlantedPartition.hpp>
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_RPHOSVD.hpp>
@@ -36,11 +39,6 @@
 #include <KokkosSketch_SketchSize.hpp>
 #include <KokkosSketch_SyntheticMatrices.hpp>
 #include <KokkosSketch_SyntheticTensors.hpp>
-
-// Stream sketches (algorithms/stream).
-#include <KokkosSketch_MADSketch.hpp>
-#include <KokkosSketch_ModifiedAdsorption.hpp>
-#include <KokkosSketch_PlantedPartition.hpp>
 
 // The configuration must match the Kokkos this translation unit is compiled against.
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS) && !defined(KOKKOS_ENABLE_CUDA)
