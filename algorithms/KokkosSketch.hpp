@@ -11,6 +11,7 @@
 #include <KokkosSketch_Config.hpp>
 
 #include <KokkosSketch_Convolve.hpp>
+#include <KokkosSketch_ConvolutionPlan.hpp>
 #include <KokkosSketch_CountSketch.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketch.hpp>
