@@ -95,10 +95,12 @@ struct ConvolutionPlanOptions {
   /// Absolute floor of Method::automatic: an entry whose |r_fft| + bound <= atol is accepted
   /// whatever its relative error (default 0: none). Must be finite and >= 0.
   double atol = 0.0;
-  /// Method::automatic runs the direct method when min(m, n) < fft_min_length (the FFT cannot
-  /// pay for its extra passes there; default 4096, not yet measured on a GPU, see
-  /// docs/convolution/convolve.md). Must be >= 0.
-  std::int64_t fft_min_length = 4096;
+  /// Method::automatic runs the direct method when min(m, n) < fft_min_length, where the FFT
+  /// cannot pay for its extra passes and its verdict. Unset: the space's default
+  /// (Impl::fft_default_min_length): 64 on host spaces (measured with FFTW on a 2-core host,
+  /// docs/convolution/convolve.md), 4096 on GPUs (an estimate from the launch count, not yet
+  /// measured on a GPU). Must be >= 0 when set.
+  std::optional<std::int64_t> fft_min_length;
   /// FFTW planning effort (host spaces).
   FftPlanning planning = FftPlanning::estimate;
   /// After forward, count the NaN/Inf entries of r and throw if there are any (waits for the
@@ -169,8 +171,10 @@ class ConvolutionPlan {
                           "opts.rtol must be finite and > 0, got ", m_rtol);
     KOKKOSSKETCH_THROW_IF(!(std::isfinite(opts.atol) && opts.atol >= 0), f,
                           "opts.atol must be finite and >= 0, got ", opts.atol);
-    KOKKOSSKETCH_THROW_IF(opts.fft_min_length < 0, f, "opts.fft_min_length must be >= 0, got ",
-                          opts.fft_min_length);
+    m_min_length = opts.fft_min_length ? *opts.fft_min_length
+                                       : Impl::fft_default_min_length<ExecSpace>();
+    KOKKOSSKETCH_THROW_IF(m_min_length < 0, f, "opts.fft_min_length must be >= 0, got ",
+                          m_min_length);
     KOKKOSSKETCH_THROW_IF(opts.method == ConvolutionMethod::fft && !fft_available, f,
                           "ConvolutionMethod::fft needs an FFT backend, and ", ExecSpace::name(),
                           " has none in this build (FFTW for host spaces, cuFFT for CUDA: "
@@ -179,7 +183,7 @@ class ConvolutionPlan {
     m_shape = Impl::make_fft_shape<Scalar>(m, n, batch_p, batch_q);
     m_use_fft = fft_available && (opts.method == ConvolutionMethod::fft ||
                                   (opts.method == ConvolutionMethod::automatic &&
-                                   std::min(m, n) >= opts.fft_min_length));
+                                   std::min(m, n) >= m_min_length));
     if (m_use_fft) make_fft();
   } catch (...) {
     Impl::rethrow_as_error("ConvolutionPlan");
@@ -204,8 +208,8 @@ class ConvolutionPlan {
   /// or q is rank 2, else rank 1, overwritten (entries past m + n - 1 set to zero), not
   /// overlapping p or q, no two entries sharing memory. Enqueued on the plan's instance.
   ///
-  /// Method::automatic: direct below fft_min_length or without an FFT backend; otherwise the
-  /// FFT result is written to r, then the entries that the bound
+  /// Method::automatic: direct below the size threshold (fft_min_length()) or without an FFT
+  /// backend; otherwise the FFT result is written to r, then the entries that the bound
   /// \f$ B_b \f$ (Impl::fft_conv_error_bound, from the norms of the rows, reduced on the
   /// device) does not prove, i.e. where neither \f$ B_b \le \mathrm{rtol}(|r_k| - B_b) \f$ nor
   /// \f$ |r_k| + B_b \le \mathrm{atol} \f$, are counted on the device. That count is a host
@@ -296,6 +300,9 @@ class ConvolutionPlan {
   /// \brief The relative tolerance automatic checks (opts.rtol or the Scalar's default).
   /// \return rtol
   double rtol() const { return m_rtol; }
+  /// \brief The size threshold of automatic (opts.fft_min_length or the space's default).
+  /// \return the smallest min(m, n) for which automatic tries the FFT
+  std::int64_t fft_min_length() const { return m_min_length; }
   /// \brief The FFT backend's name: "fftw", "cufft", or "none".
   /// \return the name
   static constexpr const char* fft_backend() { return backend_t::name; }
@@ -343,6 +350,7 @@ class ConvolutionPlan {
   ExecSpace m_space;
   ConvolutionPlanOptions m_opts;
   double m_rtol = 0;
+  std::int64_t m_min_length = 0;
   Impl::FftShape m_shape;
   bool m_use_fft = false;
   Kokkos::View<Scalar*, mem_t> m_real;

@@ -246,7 +246,8 @@ TYPED_TEST(ConvolutionPlanTest, DirectEqualsConvolveAndBelowThresholdAutomaticIs
   }
   {
     ConvolutionPlanOptions opts;
-    opts.method = ConvolutionMethod::automatic;  // min(m, n) = 77 < fft_min_length
+    opts.method = ConvolutionMethod::automatic;
+    opts.fft_min_length = 78;  // min(m, n) = 77 below it
     ConvolutionPlan<Space, double> plan(Space(), m, n, B, 1, opts);
     EXPECT_FALSE(plan.uses_fft());
     plan.forward(p, q, r);

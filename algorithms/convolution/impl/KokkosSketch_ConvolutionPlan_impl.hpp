@@ -97,6 +97,17 @@ constexpr double unit_roundoff() {
   return double(std::numeric_limits<Scalar>::epsilon()) / 2;
 }
 
+/// \brief Default size threshold of Method::automatic (ConvolutionPlanOptions::fft_min_length):
+/// the FFT is tried only when min(m, n) reaches it. Host spaces: 64 (FFTW beat the direct
+/// kernel from m = n = 32..64 up on a contended 2-core host, 2026-11-26,
+/// docs/convolution/convolve.md); other spaces: 4096 (an estimate: the FFT path is six
+/// launches and a wait for the verdict, the direct kernel one launch; not yet measured).
+/// \return the threshold
+template <class ExecSpace>
+constexpr std::int64_t fft_default_min_length() {
+  return is_host_space_v<ExecSpace> ? 64 : 4096;
+}
+
 /// Shape of the FFT buffers of a plan (see the file comment).
 struct FftShape {
   std::int64_t m = 0, n = 0;        ///< lengths of p and q
