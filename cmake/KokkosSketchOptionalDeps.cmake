@@ -30,7 +30,8 @@ endif()
 # FFTW3, float and double (cmake/KokkosSketchFindFFTW.cmake): linked into kokkossketch through
 # the imported target KokkosSketch::fftw, for the host FFTs of ConvolutionPlan. Off with
 # -DKokkosSketch_ENABLE_FFTW=OFF (the Spack recipe's ~fftw).
-option(KokkosSketch_ENABLE_FFTW "Use FFTW (fftw3f, fftw3) for the host transform path of the convolution plans when found" ON)
+option(KokkosSketch_ENABLE_FFTW
+       "Use FFTW (fftw3f, fftw3) for the host FFTs of the convolution plans when found" ON)
 set(KOKKOSSKETCH_HAVE_FFTW OFF)
 if(KokkosSketch_ENABLE_FFTW)
   include(KokkosSketchFindFFTW)

@@ -319,7 +319,8 @@ class ConvolutionPlan {
     ws.add("their spectra", s.rows_in, s.spec_stride, 2 * sizeof(Scalar),
            Impl::concat("m + n - 1 = ", s.m + s.n - 1, " (L = ", s.L, "), rows = ", s.rows_in));
     ws.check<mem_t>();
-    KOKKOSSKETCH_THROW_IF(s.rows_in > std::int64_t(INT_MAX), "ConvolutionPlan", "batch_p + batch_q = ",
+    KOKKOSSKETCH_THROW_IF(s.rows_in > std::int64_t(INT_MAX), "ConvolutionPlan",
+                          "batch_p + batch_q = ",
                           s.rows_in, " exceeds the int range of the FFT libraries");
     m_real = Kokkos::View<Scalar*, mem_t>(
         Kokkos::view_alloc(m_space, std::string("KokkosSketch::ConvolutionPlan::real")),

@@ -164,9 +164,13 @@ TYPED_TEST(BadInputConvolve, ConvolutionPlan) {
   plan_t plan_b(sp, 5, 3, 2, 1, fo);
   std::vector<BadInputRow> rows = {
       {"ConvolutionPlan", "enum", "opts.method = 99 is not a valid ConvolutionMethod",
-       [&] { make([](ConvolutionPlanOptions& o) { o.method = static_cast<ConvolutionMethod>(99); }); }},
+       [&] {
+         make([](ConvolutionPlanOptions& o) { o.method = static_cast<ConvolutionMethod>(99); });
+       }},
       {"ConvolutionPlan", "enum", "opts.planning = -1 is not a valid FftPlanning",
-       [&] { make([](ConvolutionPlanOptions& o) { o.planning = static_cast<FftPlanning>(-1); }); }},
+       [&] {
+         make([](ConvolutionPlanOptions& o) { o.planning = static_cast<FftPlanning>(-1); });
+       }},
       {"ConvolutionPlan", "parameter", "opts.rtol must be finite and > 0, got 0",
        [&] { make([](ConvolutionPlanOptions& o) { o.rtol = 0.0; }); }},
       {"ConvolutionPlan", "parameter", "opts.rtol must be finite and > 0, got -1",
