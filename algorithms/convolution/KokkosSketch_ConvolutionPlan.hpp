@@ -236,12 +236,7 @@ class ConvolutionPlan {
     using apply_t = Impl::ConvolveApply<ExecSpace, p_t, q_t, r_t>;
     const char* f = "ConvolutionPlan::forward";
     const Impl::FftShape& s = m_shape;
-    KOKKOSSKETCH_THROW_IF(Impl::conv_batch(p) != s.bp || Impl::conv_length(p) != s.m, f, "p is ",
-                          Impl::conv_batch(p), " x ", Impl::conv_length(p),
-                          " but the plan was made for ", s.bp, " x ", s.m);
-    KOKKOSSKETCH_THROW_IF(Impl::conv_batch(q) != s.bq || Impl::conv_length(q) != s.n, f, "q is ",
-                          Impl::conv_batch(q), " x ", Impl::conv_length(q),
-                          " but the plan was made for ", s.bq, " x ", s.n);
+    check_plan_extents(f, p, q);
     const Impl::ConvShape cs = Impl::check_conv_inputs(f, p, q);
     Impl::check_conv_result_extents(f, r, "r", cs);
     Impl::convolve_check_injective(f, r, "r");
@@ -279,12 +274,109 @@ class ConvolutionPlan {
     Impl::rethrow_as_error("ConvolutionPlan::forward");
   }
 
-  /// \brief The method whose result the last forward() wrote (automatic resolves to direct or
-  /// fft); direct before any call.
+  /// \brief The gradients of r = p * q for an upstream gradient g = df/dr (as
+  /// convolve_backward): grad_p = band(q, m)^T g and grad_q = band(p, n)^T g, by the plan's
+  /// method, on the plan's instance.
+  ///
+  /// Views as convolve_backward's (an empty grad_p or grad_q skips it; the gradient of an
+  /// operand shared by the batch is summed over the batch). The FFT path correlates through
+  /// the same transforms: the DFT of grad_p is conj(Q) G and that of grad_q conj(P) G (no
+  /// wrap-around since L >= m + n - 1), three passes of FFTs (p and q, g, the gradients).
+  /// Its bound per output row is Impl::fft_conv_error_bound of the correlated pair (q or p
+  /// with g), summed over the batch for a shared operand; automatic applies forward's rule to
+  /// every entry of the requested gradients, **waits for that verdict**, and recomputes both
+  /// by the direct method if any entry is unproven. The first call allocates the buffers of g
+  /// (and, on CUDA, plans cuFFT for the gradients' row counts).
+  ///
+  /// \param [in] p, q the operands (the plan's shapes)
+  /// \param [in] g df/dr: r's shape, length >= m + n - 1 (entries past it ignored)
+  /// \param [out] grad_p df/dp, p's shape (empty View: skipped); overwritten
+  /// \param [out] grad_q df/dq, q's shape (empty View: skipped); overwritten
+  /// \throws Error (named "ConvolutionPlan::backward") on Views that do not match the plan,
+  ///   convolve_backward's extent and aliasing errors, a cuFFT failure, and (with
+  ///   check_finite) NaN/Inf in a gradient.
+  template <class PView, class QView, class GView, class GPView, class GQView>
+  void backward(const PView& p, const QView& q, const GView& g, const GPView& grad_p,
+                const GQView& grad_q) try {
+    constexpr int grank = (int(PView::rank) == 2 || int(QView::rank) == 2) ? 2 : 1;
+    Impl::static_check_conv_inputs<ExecSpace, PView, QView>();
+    Impl::static_check_view<ExecSpace, GView, grank, false>();
+    static_assert(std::is_same<typename PView::non_const_value_type, Scalar>::value &&
+                      std::is_same<typename GView::non_const_value_type, Scalar>::value,
+                  "KokkosSketch: ConvolutionPlan::backward takes Views of the plan's Scalar");
+    Impl::static_check_conv_output<ExecSpace, GPView, Scalar, int(PView::rank)>();
+    Impl::static_check_conv_output<ExecSpace, GQView, Scalar, int(QView::rank)>();
+    using p_t = Impl::unmanaged_input_t<PView>;
+    using q_t = Impl::unmanaged_input_t<QView>;
+    using g_t = Impl::unmanaged_input_t<GView>;
+    using gp_t = Impl::unmanaged_output_t<GPView>;
+    using gq_t = Impl::unmanaged_output_t<GQView>;
+    using apply_p_t = Impl::CorrelateApply<ExecSpace, q_t, g_t, gp_t>;
+    using apply_q_t = Impl::CorrelateApply<ExecSpace, p_t, g_t, gq_t>;
+    const char* f = "ConvolutionPlan::backward";
+    const Impl::FftShape& s = m_shape;
+    check_plan_extents(f, p, q);
+    const Impl::ConvShape cs = Impl::check_conv_inputs(f, p, q);
+    Impl::check_conv_result_extents(f, g, "g", cs);
+    const bool want_p = grad_p.size() != 0, want_q = grad_q.size() != 0;
+    if (want_p) {
+      Impl::check_conv_grad_extents(f, grad_p, "grad_p", p, "p");
+      Impl::convolve_check_injective(f, grad_p, "grad_p");
+      Impl::convolve_check_no_alias(f, grad_p, "grad_p", p, "p");
+      Impl::convolve_check_no_alias(f, grad_p, "grad_p", q, "q");
+      Impl::convolve_check_no_alias(f, grad_p, "grad_p", g, "g");
+    }
+    if (want_q) {
+      Impl::check_conv_grad_extents(f, grad_q, "grad_q", q, "q");
+      Impl::convolve_check_injective(f, grad_q, "grad_q");
+      Impl::convolve_check_no_alias(f, grad_q, "grad_q", p, "p");
+      Impl::convolve_check_no_alias(f, grad_q, "grad_q", q, "q");
+      Impl::convolve_check_no_alias(f, grad_q, "grad_q", g, "g");
+    }
+    if (want_p && want_q) Impl::convolve_check_no_alias(f, grad_p, "grad_p", grad_q, "grad_q");
+    const p_t pi = Impl::to_internal_input(p);
+    const q_t qi = Impl::to_internal_input(q);
+    const g_t gi = Impl::to_internal_input(g);
+    const gp_t gpi = Impl::to_internal_output(grad_p);
+    const gq_t gqi = Impl::to_internal_output(grad_q);
+    auto direct = [&] {
+      Impl::ScopedRegion region(std::string("ConvolutionPlan::backward[direct-") +
+                                apply_p_t::path + "]");
+      if (want_p) apply_p_t::apply(m_space, qi, gi, gpi);
+      if (want_q) apply_q_t::apply(m_space, pi, gi, gqi);
+      m_last = ConvolutionMethod::direct;
+    };
+    m_last_unproven = 0;
+    if (!m_use_fft || (!want_p && !want_q)) {
+      direct();
+    } else {
+      const bool verdict = m_opts.method == ConvolutionMethod::automatic;
+      {
+        Impl::ScopedRegion region(std::string("ConvolutionPlan::backward[fft-") +
+                                  backend_t::name + "]");
+        run_fft_gradients(pi, qi, gi, gpi, gqi, verdict);
+        m_last = ConvolutionMethod::fft;
+      }
+      if (verdict) {
+        m_last_unproven = Impl::fft_count_unproven_gradients(m_space, gpi, gqi, m_gbounds, s,
+                                                             m_rtol, m_opts.atol);
+        if (m_last_unproven != 0) direct();
+      }
+    }
+    if (m_opts.check_finite) {
+      if (want_p) Impl::conv_check_finite(f, m_space, grad_p, "grad_p", "q or g");
+      if (want_q) Impl::conv_check_finite(f, m_space, grad_q, "grad_q", "p or g");
+    }
+  } catch (...) {
+    Impl::rethrow_as_error("ConvolutionPlan::backward");
+  }
+
+  /// \brief The method whose result the last forward() or backward() wrote (automatic
+  /// resolves to direct or fft); direct before any call.
   /// \return ConvolutionMethod::direct or ConvolutionMethod::fft
   ConvolutionMethod last_method() const { return m_last; }
-  /// \brief How many entries the bound did not prove in the last forward() with
-  /// Method::automatic that ran the FFT (0 otherwise).
+  /// \brief How many entries the bound did not prove in the last forward() or backward()
+  /// with Method::automatic that ran the FFT (0 otherwise).
   /// \return the count of unproven entries
   std::int64_t last_unproven() const { return m_last_unproven; }
   /// \brief The method the plan was made with.
@@ -311,6 +403,17 @@ class ConvolutionPlan {
   const ExecSpace& space() const { return m_space; }
 
  private:
+  template <class PView, class QView>
+  void check_plan_extents(const char* f, const PView& p, const QView& q) const {
+    const Impl::FftShape& s = m_shape;
+    KOKKOSSKETCH_THROW_IF(Impl::conv_batch(p) != s.bp || Impl::conv_length(p) != s.m, f, "p is ",
+                          Impl::conv_batch(p), " x ", Impl::conv_length(p),
+                          " but the plan was made for ", s.bp, " x ", s.m);
+    KOKKOSSKETCH_THROW_IF(Impl::conv_batch(q) != s.bq || Impl::conv_length(q) != s.n, f, "q is ",
+                          Impl::conv_batch(q), " x ", Impl::conv_length(q),
+                          " but the plan was made for ", s.bq, " x ", s.n);
+  }
+
   void make_fft() {
     const Impl::FftShape& s = m_shape;
     Impl::WorkspaceEstimate ws("ConvolutionPlan");
@@ -342,10 +445,49 @@ class ConvolutionPlan {
     Kokkos::complex<Scalar>* spec = m_spec.data();
     Impl::fft_copy_in(m_space, p, q, real, s);
     if (norms) Impl::fft_row_norms(m_space, static_cast<const Scalar*>(real), s, m_norms);
-    m_backend->r2c(m_space, real, spec);
+    m_backend->r2c(m_space, real, spec, s.rows_in);
     Impl::fft_pointwise_product(m_space, spec, s);
-    m_backend->c2r(m_space, spec + s.out_row0 * s.spec_stride, real);
+    m_backend->c2r(m_space, spec + s.out_row0 * s.spec_stride, real, s.batch);
     Impl::fft_copy_out(m_space, static_cast<const Scalar*>(real), s, r);
+  }
+
+  template <class PI, class QI, class GI, class GPI, class GQI>
+  void run_fft_gradients(const PI& p, const QI& q, const GI& g, const GPI& gp, const GQI& gq,
+                         bool bounds) {
+    const Impl::FftShape& s = m_shape;
+    if (m_greal.size() == 0) {
+      Impl::WorkspaceEstimate ws("ConvolutionPlan::backward");
+      ws.add("the zero-padded rows of g and their spectra", s.batch,
+             s.real_stride + 2 * s.spec_stride, sizeof(Scalar),
+             Impl::concat("m + n - 1 = ", s.m + s.n - 1, " (L = ", s.L, "), batch = ", s.batch));
+      ws.check<mem_t>();
+      m_greal = Kokkos::View<Scalar*, mem_t>(
+          Kokkos::view_alloc(m_space, std::string("KokkosSketch::ConvolutionPlan::g_real")),
+          s.batch * s.real_stride);
+      m_gspec = Kokkos::View<Kokkos::complex<Scalar>*, mem_t>(
+          Kokkos::view_alloc(m_space, std::string("KokkosSketch::ConvolutionPlan::g_spectra")),
+          s.batch * s.spec_stride);
+      m_gnorms = Kokkos::View<double**, Kokkos::LayoutRight, mem_t>(
+          Kokkos::view_alloc(m_space, std::string("KokkosSketch::ConvolutionPlan::g_norms")),
+          s.batch, 2);
+      m_gbounds = Kokkos::View<double*, mem_t>(
+          Kokkos::view_alloc(m_space, std::string("KokkosSketch::ConvolutionPlan::g_bounds")),
+          s.rows_in);
+    }
+    Scalar* real = m_real.data();
+    Kokkos::complex<Scalar>* spec = m_spec.data();
+    Impl::fft_copy_in(m_space, p, q, real, s);
+    if (bounds) Impl::fft_row_norms(m_space, static_cast<const Scalar*>(real), s, m_norms);
+    Impl::fft_copy_in_g(m_space, g, m_greal.data(), s, m_gnorms, bounds);
+    if (bounds)
+      Impl::fft_gradient_bounds(m_space, m_norms, m_gnorms, s, Impl::unit_roundoff<Scalar>(),
+                                m_gbounds);
+    m_backend->r2c(m_space, real, spec, s.rows_in);
+    m_backend->r2c(m_space, m_greal.data(), m_gspec.data(), s.batch);
+    Impl::fft_gradient_products(m_space, spec, static_cast<const Kokkos::complex<Scalar>*>(
+                                                    m_gspec.data()), s);
+    m_backend->c2r(m_space, spec, real, s.rows_in);
+    Impl::fft_copy_out_gradients(m_space, static_cast<const Scalar*>(real), s, gp, gq);
   }
 
   ExecSpace m_space;
@@ -357,6 +499,10 @@ class ConvolutionPlan {
   Kokkos::View<Scalar*, mem_t> m_real;
   Kokkos::View<Kokkos::complex<Scalar>*, mem_t> m_spec;
   Kokkos::View<double**, Kokkos::LayoutRight, mem_t> m_norms;
+  Kokkos::View<Scalar*, mem_t> m_greal;
+  Kokkos::View<Kokkos::complex<Scalar>*, mem_t> m_gspec;
+  Kokkos::View<double**, Kokkos::LayoutRight, mem_t> m_gnorms;
+  Kokkos::View<double*, mem_t> m_gbounds;
   std::unique_ptr<backend_t> m_backend;
   ConvolutionMethod m_last = ConvolutionMethod::direct;
   std::int64_t m_last_unproven = 0;

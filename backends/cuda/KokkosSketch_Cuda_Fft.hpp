@@ -8,7 +8,8 @@
 /// the rows_in real rows, the inverse DFT of the batch product rows; advanced layout with the
 /// padded row strides), without cuFFT's own work area (cufftSetAutoAllocation off): one work
 /// area of the larger size is a Kokkos View in CudaSpace owned by the plan and shared by both
-/// cuFFT plans (they run one after the other on the same stream). Both are bound to the
+/// cuFFT plans (they run one after the other on the same stream). The gradients' row counts
+/// get their cuFFT plans, each with its own work area, on first use. Both are bound to the
 /// instance's stream with cufftSetStream, so the transforms are ordered with the plan's
 /// Kokkos kernels on that instance, and nothing waits. Every cuFFT status goes through
 /// KOKKOSSKETCH_CHECK_CUDA (overloads for cufftResult below); the plan's entry points turn
@@ -36,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -99,34 +101,25 @@ struct FftBackend<Kokkos::Cuda, Scalar, void> {
   static constexpr const char* name = "cufft";
   using api = CufftApi<Scalar>;
 
-  /// \brief Makes the two cuFFT plans of `shape` and their shared work area, bound to the
-  /// stream of `space`. \throws Error when cuFFT fails (status by name).
+  /// \brief Makes the cuFFT plans of the forward product (rows_in forward DFTs, batch
+  /// inverse DFTs) and their shared work area, bound to the stream of `space`.
+  /// \throws Error when cuFFT fails (status by name).
   FftBackend(const Kokkos::Cuda& space, const FftShape& shape, Scalar*,
              Kokkos::complex<Scalar>*, bool)
-      : m_shape(shape) {
+      : m_space(space), m_shape(shape) {
     try {
-      long long n = shape.L;
-      long long rembed = shape.real_stride, cembed = shape.spec_stride;
       std::size_t ws_fwd = 0, ws_inv = 0;
-      KOKKOSSKETCH_CHECK_CUDA(cufftCreate(&m_fwd));
-      m_have_fwd = true;
-      KOKKOSSKETCH_CHECK_CUDA(cufftCreate(&m_inv));
-      m_have_inv = true;
-      KOKKOSSKETCH_CHECK_CUDA(cufftSetAutoAllocation(m_fwd, 0));
-      KOKKOSSKETCH_CHECK_CUDA(cufftSetAutoAllocation(m_inv, 0));
-      KOKKOSSKETCH_CHECK_CUDA(cufftMakePlanMany64(m_fwd, 1, &n, &rembed, 1, rembed, &cembed, 1,
-                                                  cembed, api::forward, shape.rows_in, &ws_fwd));
-      KOKKOSSKETCH_CHECK_CUDA(cufftMakePlanMany64(m_inv, 1, &n, &cembed, 1, cembed, &rembed, 1,
-                                                  rembed, api::inverse, shape.batch, &ws_inv));
+      m_plans[0] = make(true, shape.rows_in, &ws_fwd);
+      m_plans[1] = make(false, shape.batch, &ws_inv);
       const std::size_t ws = ws_fwd > ws_inv ? ws_fwd : ws_inv;
       m_work = Kokkos::View<unsigned char*, Kokkos::CudaSpace>(
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                              std::string("KokkosSketch::ConvolutionPlan::cufft_work")),
           ws > 0 ? ws : 1);
-      KOKKOSSKETCH_CHECK_CUDA(cufftSetWorkArea(m_fwd, m_work.data()));
-      KOKKOSSKETCH_CHECK_CUDA(cufftSetWorkArea(m_inv, m_work.data()));
-      KOKKOSSKETCH_CHECK_CUDA(cufftSetStream(m_fwd, space.cuda_stream()));
-      KOKKOSSKETCH_CHECK_CUDA(cufftSetStream(m_inv, space.cuda_stream()));
+      for (int i = 0; i < 2; ++i) {
+        KOKKOSSKETCH_CHECK_CUDA(cufftSetWorkArea(m_plans[i].h, m_work.data()));
+        KOKKOSSKETCH_CHECK_CUDA(cufftSetStream(m_plans[i].h, space.cuda_stream()));
+      }
     } catch (...) {
       release();  // the destructor does not run when the constructor throws
       throw;
@@ -137,28 +130,87 @@ struct FftBackend<Kokkos::Cuda, Scalar, void> {
   /// Destroys the cuFFT plans (never throws).
   ~FftBackend() { release(); }
 
-  /// \brief Enqueues the forward DFT of the rows_in real rows into the spectrum rows.
-  void r2c(const Kokkos::Cuda&, Scalar* real, Kokkos::complex<Scalar>* spec) const {
-    KOKKOSSKETCH_CHECK_CUDA(api::exec_r2c(m_fwd, real, spec));
+  /// \brief Enqueues the forward DFT of `rows` real rows into as many spectrum rows.
+  void r2c(const Kokkos::Cuda&, Scalar* real, Kokkos::complex<Scalar>* spec, std::int64_t rows) {
+    KOKKOSSKETCH_CHECK_CUDA(api::exec_r2c(plan(true, rows), real, spec));
   }
 
-  /// \brief Enqueues the inverse DFT (unnormalized) of the batch product rows, starting at
-  /// `spec_rows`, into the real rows [0, batch). May overwrite its input.
-  void c2r(const Kokkos::Cuda&, Kokkos::complex<Scalar>* spec_rows, Scalar* real) const {
-    KOKKOSSKETCH_CHECK_CUDA(api::exec_c2r(m_inv, spec_rows, real));
+  /// \brief Enqueues the inverse DFT (unnormalized) of `rows` spectrum rows, starting at
+  /// `spec_rows`, into as many real rows. May overwrite its input.
+  void c2r(const Kokkos::Cuda&, Kokkos::complex<Scalar>* spec_rows, Scalar* real,
+           std::int64_t rows) {
+    KOKKOSSKETCH_CHECK_CUDA(api::exec_c2r(plan(false, rows), spec_rows, real));
   }
 
  private:
+  /// One cuFFT plan: direction, row count, and (for plans made after the constructor) its
+  /// own work area.
+  struct Entry {
+    cufftHandle h = 0;
+    bool made = false, forward = true;
+    std::int64_t rows = 0;
+    Kokkos::View<unsigned char*, Kokkos::CudaSpace> work;
+  };
+
+  /// A cuFFT plan of `rows` rows, without its work area (set by the caller); `ws` its size.
+  Entry make(bool forward, std::int64_t rows, std::size_t* ws) {
+    Entry e;
+    e.forward = forward;
+    e.rows = rows;
+    long long n = m_shape.L;
+    long long rembed = m_shape.real_stride, cembed = m_shape.spec_stride;
+    KOKKOSSKETCH_CHECK_CUDA(cufftCreate(&e.h));
+    e.made = true;
+    try {
+      KOKKOSSKETCH_CHECK_CUDA(cufftSetAutoAllocation(e.h, 0));
+      if (forward) {
+        KOKKOSSKETCH_CHECK_CUDA(cufftMakePlanMany64(e.h, 1, &n, &rembed, 1, rembed, &cembed, 1,
+                                                    cembed, api::forward, rows, ws));
+      } else {
+        KOKKOSSKETCH_CHECK_CUDA(cufftMakePlanMany64(e.h, 1, &n, &cembed, 1, cembed, &rembed, 1,
+                                                    rembed, api::inverse, rows, ws));
+      }
+    } catch (...) {
+      (void)cufftDestroy(e.h);  // status discarded: the error being thrown is the one to report
+      throw;
+    }
+    return e;
+  }
+
+  /// The plan of (direction, rows): one of the constructor's, or one made now (first use, with
+  /// its own work area, bound to the stream).
+  cufftHandle plan(bool forward, std::int64_t rows) {
+    for (const Entry& e : m_plans)
+      if (e.made && e.forward == forward && e.rows == rows) return e.h;
+    for (const Entry& e : m_extra)
+      if (e.made && e.forward == forward && e.rows == rows) return e.h;
+    std::size_t ws = 0;
+    m_extra.push_back(make(forward, rows, &ws));
+    Entry& e = m_extra.back();
+    e.work = Kokkos::View<unsigned char*, Kokkos::CudaSpace>(
+        Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
+                           std::string("KokkosSketch::ConvolutionPlan::cufft_work")),
+        ws > 0 ? ws : 1);
+    KOKKOSSKETCH_CHECK_CUDA(cufftSetWorkArea(e.h, e.work.data()));
+    KOKKOSSKETCH_CHECK_CUDA(cufftSetStream(e.h, m_space.cuda_stream()));
+    return e.h;
+  }
+
   /// Destroys the plans. Runs in the destructor, so it must not throw: a failed destroy is
   /// discarded (nothing useful can be done with it there).
   void release() noexcept {
-    if (m_have_fwd) (void)cufftDestroy(m_fwd);
-    if (m_have_inv) (void)cufftDestroy(m_inv);
-    m_have_fwd = m_have_inv = false;
+    for (Entry& e : m_plans)
+      if (e.made) (void)cufftDestroy(e.h);
+    for (Entry& e : m_extra)
+      if (e.made) (void)cufftDestroy(e.h);
+    for (Entry& e : m_plans) e.made = false;
+    m_extra.clear();
   }
+
+  Kokkos::Cuda m_space;
   FftShape m_shape;
-  cufftHandle m_fwd = 0, m_inv = 0;
-  bool m_have_fwd = false, m_have_inv = false;
+  Entry m_plans[2];
+  std::vector<Entry> m_extra;
   Kokkos::View<unsigned char*, Kokkos::CudaSpace> m_work;
 };
 

@@ -3,7 +3,7 @@
 /// \brief Host backend of the convolution plans' FFTs (Impl::FftBackend on Serial, OpenMP and
 /// the other host spaces): FFTW, `fftwf_` for float and `fftw_` for double.
 ///
-/// The plan's constructor makes two FFTW plans of one row each (plan_many_dft_r2c and
+/// The plan's constructor makes two FFTW plans of one row each, which serve every row count (plan_many_dft_r2c and
 /// plan_many_dft_c2r with howmany = 1), on the plan's own buffers, under a process-wide mutex
 /// (FFTW's planner is not thread-safe; neither is fftw_destroy_plan, which the destructor
 /// calls under the same mutex). FFTW_ESTIMATE by default, FFTW_MEASURE on request (it
@@ -133,28 +133,28 @@ struct FftBackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSpace>
     release_locked();
   }
 
-  /// \brief Enqueues the forward DFT of the rows_in real rows into the spectrum rows.
-  void r2c(const ExecSpace& space, Scalar* real, Kokkos::complex<Scalar>* spec) const {
+  /// \brief Enqueues the forward DFT of `rows` real rows into as many spectrum rows.
+  void r2c(const ExecSpace& space, Scalar* real, Kokkos::complex<Scalar>* spec,
+           std::int64_t rows) {
     const plan_t plan = m_r2c;
     const std::int64_t rs = m_shape.real_stride, ss = m_shape.spec_stride;
     fcomplex* out = reinterpret_cast<fcomplex*>(spec);
     Kokkos::parallel_for(
         "KokkosSketch::ConvolutionPlan::fftw_r2c",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
-                                                                         m_shape.rows_in),
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows),
         [=](const std::int64_t row) { api::exec_r2c(plan, real + row * rs, out + row * ss); });
   }
 
-  /// \brief Enqueues the inverse DFT (unnormalized) of the batch product rows, starting at
-  /// `spec_rows`, into the real rows [0, batch). Destroys its input.
-  void c2r(const ExecSpace& space, Kokkos::complex<Scalar>* spec_rows, Scalar* real) const {
+  /// \brief Enqueues the inverse DFT (unnormalized) of `rows` spectrum rows, starting at
+  /// `spec_rows`, into as many real rows. Destroys its input.
+  void c2r(const ExecSpace& space, Kokkos::complex<Scalar>* spec_rows, Scalar* real,
+           std::int64_t rows) {
     const plan_t plan = m_c2r;
     const std::int64_t rs = m_shape.real_stride, ss = m_shape.spec_stride;
     fcomplex* in = reinterpret_cast<fcomplex*>(spec_rows);
     Kokkos::parallel_for(
         "KokkosSketch::ConvolutionPlan::fftw_c2r",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
-                                                                         m_shape.batch),
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows),
         [=](const std::int64_t row) { api::exec_c2r(plan, in + row * ss, real + row * rs); });
   }
 

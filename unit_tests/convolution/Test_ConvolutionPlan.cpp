@@ -5,7 +5,9 @@
 // vacuous (the largest measured error / bound ratio is checked from below); Method::automatic
 // falls back to direct on binomial(4000, 0.3) * itself (tails unprovable) and matches it bit
 // for bit, and keeps the FFT on flat inputs with a loose rtol (entrywise within rtol) and with
-// an atol floor; Method::direct equals convolve; Method::fft without an FFT backend errors.
+// an atol floor; the FFT gradients (backward) within their bound, automatic's gradients
+// falling back on tails (equal to convolve_backward) and kept on flat inputs; Method::direct
+// equals convolve; Method::fft without an FFT backend errors.
 // Deterministic (fixed seeds, no statistical test).
 #include <KokkosSketch.hpp>
 #include <KokkosSketch_ConvolutionPlan.hpp>
@@ -222,6 +224,145 @@ TYPED_TEST(ConvolutionPlanTest, AutomaticKeepsFftWhereTheBoundProvesIt) {
     automatic_keeps_fft<Space, float>(3, 64, 50, 0.1, 0.0);
     // A pmf with tails, proven with an atol floor: entries below 1e-10 are accepted by atol.
     automatic_keeps_fft<Space, double>(1, 2001, 2001, 1e-3, 1e-10, true);
+  }
+}
+
+/// FP64 reference of a gradient: out(o, i) = sum over the batch entries b feeding row o of
+/// sum_k a(b, k) g(b, i + k) (a = q for grad_p, p for grad_q), and the sums of absolute values.
+Ref corr_ref(const std::vector<double>& A, std::int64_t ba, std::int64_t K,
+             const std::vector<double>& G, std::int64_t B, std::int64_t glen, std::int64_t O,
+             std::int64_t bo) {
+  Ref r{std::vector<double>(bo * O, 0.0), std::vector<double>(bo * O, 0.0)};
+  for (std::int64_t b = 0; b < B; ++b) {
+    const std::int64_t o = bo == 1 ? 0 : b;
+    const double* a = &A[(ba == 1 ? 0 : b) * K];
+    for (std::int64_t i = 0; i < O; ++i)
+      for (std::int64_t k = 0; k < K; ++k) {
+        r.val[o * O + i] += a[k] * G[b * glen + i + k];
+        r.abs[o * O + i] += std::abs(a[k] * G[b * glen + i + k]);
+      }
+  }
+  return r;
+}
+
+/// One FFT gradient case: p (bp x m), q (bq x n), g (B x (m + n - 1)); both gradients by a plan
+/// with `method`, every entry within its row's bound (the sum over the batch for a shared
+/// operand) plus the reference's rounding. Returns the largest |error| / bound.
+template <class Space, class Scalar>
+double fft_gradient_case(std::int64_t bp, std::int64_t m, Lay lp, std::int64_t bq, std::int64_t n,
+                         Lay lq) {
+  const std::int64_t B = std::max(bp, bq), len = m + n - 1;
+  const auto P = rounded<Scalar>(host_data(bp, m, lp, 31 + unsigned(m), true));
+  const auto Q = rounded<Scalar>(host_data(bq, n, lq, 37 + unsigned(n), true));
+  const auto G = rounded<Scalar>(host_data(B, len, Lay::right, 41, true));
+  SV2<Scalar, Space> p("p", stride_of(bp, m, lp)), q("q", stride_of(bq, n, lq)),
+      g("g", stride_of(B, len, Lay::right)), gp("gp", stride_of(bp, m, Lay::padded)),
+      gq("gq", stride_of(bq, n, Lay::left));
+  fill<Space>(p, P);
+  fill<Space>(q, Q);
+  fill<Space>(g, G);
+  ConvolutionPlanOptions opts;
+  opts.method = ConvolutionMethod::fft;
+  ConvolutionPlan<Space, Scalar> plan(Space(), m, n, bp, bq, opts);
+  plan.backward(p, q, g, gp, gq);
+  EXPECT_EQ(plan.last_method(), ConvolutionMethod::fft);
+  const int t = Impl::fft_log2_ceil(plan.transform_length());
+  const double u = Impl::unit_roundoff<Scalar>();
+  double worst = 0;
+  // grad_p rows: pairs (q of b, g of b); grad_q rows: (p of b, g of b).
+  for (int which = 0; which < 2; ++which) {
+    const bool is_p = which == 0;
+    const std::int64_t rows = is_p ? bp : bq, O = is_p ? m : n, K = is_p ? n : m;
+    const auto& A = is_p ? Q : P;
+    const std::int64_t ba = is_p ? bq : bp;
+    const Ref want = corr_ref(A, ba, K, G, B, len, O, rows);
+    const auto got = read<Space>(is_p ? gp : gq);
+    std::vector<double> bound(rows * O);
+    for (std::int64_t o = 0; o < rows; ++o) {
+      double Bo = 0;
+      for (std::int64_t b = 0; b < B; ++b) {
+        if (rows == B && b != o) continue;
+        const auto an = row_norms(A, ba == 1 ? 0 : b, K);
+        const auto gn = row_norms(G, b, len);
+        Bo += Impl::fft_conv_error_bound(t, u, an.first, an.second, gn.first, gn.second);
+      }
+      for (std::int64_t i = 0; i < O; ++i) {
+        const std::size_t x = std::size_t(o * O + i);
+        bound[x] = Bo + 1.01 * gamma<double>(double(K * B)) * want.abs[x];
+        worst = std::max(worst, std::abs(got[x] - want.val[x]) / Bo);
+      }
+    }
+    EXPECT_TRUE(TestUtil::within_bounds(got, want.val, bound, std::size_t(O)))
+        << (is_p ? "grad_p" : "grad_q") << ": bp " << bp << " m " << m << " bq " << bq << " n "
+        << n;
+  }
+  return worst;
+}
+
+TYPED_TEST(ConvolutionPlanTest, FftGradientsWithinTheBound) {
+  using Space = TypeParam;
+  if constexpr (!ConvolutionPlan<Space, double>::fft_available) {
+    GTEST_SKIP() << "no FFT backend for " << Space::name() << " in this build";
+  } else {
+    double worst = 0;
+    worst = std::max(worst, fft_gradient_case<Space, double>(1, 300, Lay::right, 1, 77,
+                                                             Lay::right));
+    worst = std::max(worst, fft_gradient_case<Space, float>(1, 40, Lay::right, 1, 129,
+                                                            Lay::right));
+    worst = std::max(worst, fft_gradient_case<Space, double>(3, 50, Lay::left, 3, 61,
+                                                             Lay::padded));
+    worst = std::max(worst, fft_gradient_case<Space, double>(1, 90, Lay::padded, 4, 33,
+                                                             Lay::right));
+    worst = std::max(worst, fft_gradient_case<Space, float>(5, 64, Lay::right, 1, 100,
+                                                            Lay::left));
+    std::printf("[ fft bound ] %s gradients: largest |error| / B = %.3g\n", Space::name(),
+                worst);
+    EXPECT_GE(worst, 1e-4);
+  }
+}
+
+TYPED_TEST(ConvolutionPlanTest, AutomaticGradientsFallBackOnTailsAndEqualDirect) {
+  using Space = TypeParam;
+  if constexpr (!ConvolutionPlan<Space, double>::fft_available) {
+    GTEST_SKIP() << "no FFT backend for " << Space::name() << " in this build";
+  } else {
+    // Binomial pmfs with an upstream gradient that is a pmf too: tiny entries everywhere
+    // in the tails, so automatic must fall back; the result equals convolve_backward's.
+    const std::int64_t m = 1001, n = 801, len = m + n - 1;
+    const auto P = binomial_pmf(m - 1, 0.3), Q = binomial_pmf(n - 1, 0.6),
+               G = binomial_pmf(len - 1, 0.5);
+    SV2<double, Space> p("p", stride_of(1, m, Lay::right)), q("q", stride_of(1, n, Lay::right)),
+        g("g", stride_of(1, len, Lay::right)), gp("gp", stride_of(1, m, Lay::right)),
+        gq("gq", stride_of(1, n, Lay::right)), dp("dp", stride_of(1, m, Lay::right)),
+        dq("dq", stride_of(1, n, Lay::right));
+    fill<Space>(p, P);
+    fill<Space>(q, Q);
+    fill<Space>(g, G);
+    ConvolutionPlanOptions opts;
+    opts.method = ConvolutionMethod::automatic;
+    opts.fft_min_length = 0;
+    ConvolutionPlan<Space, double> plan(Space(), m, n, 1, 1, opts);
+    plan.backward(p, q, g, gp, gq);
+    EXPECT_EQ(plan.last_method(), ConvolutionMethod::direct);
+    EXPECT_GT(plan.last_unproven(), 0);
+    convolve_backward(Space(), p, q, g, dp, dq);
+    EXPECT_EQ(read<Space>(gp), read<Space>(dp));
+    EXPECT_EQ(read<Space>(gq), read<Space>(dq));
+    // Flat positive inputs with a loose rtol: the FFT gradients are kept, within rtol.
+    const auto F1 = host_data(1, m, Lay::right, 5), F2 = host_data(1, n, Lay::right, 6),
+               F3 = host_data(1, len, Lay::right, 9);
+    std::vector<double> Pf(F1), Qf(F2), Gf(F3);
+    for (auto* v : {&Pf, &Qf, &Gf})
+      for (auto& x : *v) x = 0.5 + 0.5 * x;
+    fill<Space>(p, Pf);
+    fill<Space>(q, Qf);
+    fill<Space>(g, Gf);
+    opts.rtol = 1e-6;
+    ConvolutionPlan<Space, double> loose(Space(), m, n, 1, 1, opts);
+    loose.backward(p, q, g, gp, SV2<double, Space>());
+    EXPECT_EQ(loose.last_method(), ConvolutionMethod::fft) << loose.last_unproven();
+    const Ref want = corr_ref(Qf, 1, n, Gf, 1, len, m, 1);
+    EXPECT_TRUE(TestUtil::allclose(read<Space>(gp), want.val, 1e-6, 0.0, std::size_t(m)));
   }
 }
 

@@ -143,9 +143,11 @@ FftShape make_fft_shape(std::int64_t m, std::int64_t n, std::int64_t bp, std::in
   return s;
 }
 
-/// \brief The FFT backend of an execution space: plans of a row-wise real-to-complex DFT of
-/// the rows_in real rows and a complex-to-real inverse DFT (unnormalized) of the batch
-/// product rows, owned by the backend and bound to the instance. This primary template is a
+/// \brief The FFT backend of an execution space: plans of row-wise real-to-complex DFTs and
+/// complex-to-real inverse DFTs (unnormalized) of `rows` rows of length L (row strides of the
+/// FftShape), owned by the backend and bound to the instance. The constructor plans the row
+/// counts of the forward product (rows_in forward, batch inverse); other counts (the
+/// gradients') are planned on first use. This primary template is a
 /// space without one (`available` false): ConvolutionPlan's Method::fft then throws and
 /// Method::automatic runs the direct method. Specialized in backends/openmp (FFTW, host
 /// spaces) and backends/cuda (cuFFT).
@@ -158,9 +160,9 @@ struct FftBackend {
   /// Never constructed for a space without a backend (the plan checks `available` first).
   FftBackend(const ExecSpace&, const FftShape&, Scalar*, Kokkos::complex<Scalar>*, bool) {}
   /// Not called (see the constructor).
-  void r2c(const ExecSpace&, Scalar*, Kokkos::complex<Scalar>*) const {}
+  void r2c(const ExecSpace&, Scalar*, Kokkos::complex<Scalar>*, std::int64_t) {}
   /// Not called (see the constructor).
-  void c2r(const ExecSpace&, Kokkos::complex<Scalar>*, Scalar*) const {}
+  void c2r(const ExecSpace&, Kokkos::complex<Scalar>*, Scalar*, std::int64_t) {}
 };
 
 /// real rows [0, bp) = rows of p, rows [bp, bp + bq) = rows of q, each zero-padded to the
@@ -278,6 +280,168 @@ std::int64_t fft_count_unproven(const ExecSpace& space, const RView& r, const No
         const double a = v < 0 ? -v : v;
         const bool ok = (B <= rtol * (a - B)) || (a + B <= atol);
         if (!ok) ++nbad;
+      },
+      bad);
+  return bad;
+}
+
+/// Gradients, g rows: greal rows [0, batch) = rows of g (first m + n - 1 entries), zero-padded;
+/// gnorms(b, 0 / 1) = their 1- and 2-norms when `norms` (from the same pass of a team).
+template <class ExecSpace, class GView, class Scalar, class NormView>
+void fft_copy_in_g(const ExecSpace& space, const GView& g, Scalar* greal, const FftShape& s,
+                   const NormView& gnorms, bool norms) {
+  const ConvRows<GView> gr(g);
+  const std::int64_t rs = s.real_stride, len = s.m + s.n - 1;
+  Kokkos::parallel_for(
+      "KokkosSketch::ConvolutionPlan::fft_copy_in_g",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, s.batch * rs),
+      KOKKOS_LAMBDA(const std::int64_t x) {
+        const std::int64_t b = x / rs, i = x % rs;
+        greal[x] = i < len ? Scalar(gr(b, i)) : Scalar(0);
+      });
+  if (!norms) return;
+  using policy_t = Kokkos::TeamPolicy<ExecSpace>;
+  using member_t = typename policy_t::member_type;
+  Kokkos::parallel_for(
+      "KokkosSketch::ConvolutionPlan::fft_norms_g", policy_t(space, int(s.batch), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const member_t& team) {
+        const std::int64_t b = team.league_rank();
+        const Scalar* x = greal + b * rs;
+        double s1 = 0, s2 = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, len),
+            [&](const std::int64_t i, double& a) {
+              const double v = double(x[i]);
+              a += v < 0 ? -v : v;
+            },
+            s1);
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, len),
+            [&](const std::int64_t i, double& a) {
+              const double v = double(x[i]);
+              a += v * v;
+            },
+            s2);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          gnorms(b, 0) = s1;
+          gnorms(b, 1) = Impl::sqrt(s2);
+        });
+      });
+}
+
+/// Gradients, spectra: over p's spectrum rows, conj(Q) G (the DFT of grad_p = corr(q, g));
+/// over q's, conj(P) G (grad_q = corr(p, g)); a shared operand's row receives the sum over the
+/// batch, in ascending batch order (no atomics). `gspec`: the batch spectra of g.
+template <class ExecSpace, class Scalar>
+void fft_gradient_products(const ExecSpace& space, Kokkos::complex<Scalar>* spec,
+                           const Kokkos::complex<Scalar>* gspec, const FftShape& s) {
+  using cplx = Kokkos::complex<Scalar>;
+  const std::int64_t C = s.C, ss = s.spec_stride, bp = s.bp, bq = s.bq, batch = s.batch;
+  using policy_t = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  if (bp == bq) {
+    Kokkos::parallel_for(
+        "KokkosSketch::ConvolutionPlan::fft_gradient_product", policy_t(space, 0, batch * C),
+        KOKKOS_LAMBDA(const std::int64_t x) {
+          const std::int64_t b = x / C, k = x % C;
+          const cplx P = spec[b * ss + k], Q = spec[(bp + b) * ss + k], G = gspec[b * ss + k];
+          spec[b * ss + k] = Kokkos::conj(Q) * G;
+          spec[(bp + b) * ss + k] = Kokkos::conj(P) * G;
+        });
+  } else {
+    // One operand shared (its single row at `shared_row`), the other with a row per entry.
+    const std::int64_t shared_row = bp == 1 ? 0 : bp, own0 = bp == 1 ? 1 : 0;
+    Kokkos::parallel_for(
+        "KokkosSketch::ConvolutionPlan::fft_gradient_product_shared", policy_t(space, 0, C),
+        KOKKOS_LAMBDA(const std::int64_t k) {
+          const cplx S = spec[shared_row * ss + k];
+          cplx acc(0, 0);
+          for (std::int64_t b = 0; b < batch; ++b) {
+            const cplx O = spec[(own0 + b) * ss + k], G = gspec[b * ss + k];
+            acc += Kokkos::conj(O) * G;
+            spec[(own0 + b) * ss + k] = Kokkos::conj(S) * G;
+          }
+          spec[shared_row * ss + k] = acc;
+        });
+  }
+}
+
+/// Gradients, out: grad_p(b, i) = real(b, i) / L (i < m), grad_q(b, l) = real(bp + b, l) / L
+/// (l < n); an empty output is skipped.
+template <class ExecSpace, class GPView, class GQView, class Scalar>
+void fft_copy_out_gradients(const ExecSpace& space, const Scalar* real, const FftShape& s,
+                            const GPView& gp, const GQView& gq) {
+  const std::int64_t rs = s.real_stride, m = s.m, n = s.n, bp = s.bp;
+  const Scalar scale = Scalar(1) / Scalar(s.L);
+  using policy_t = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  if (gp.size() != 0)
+    Kokkos::parallel_for(
+        "KokkosSketch::ConvolutionPlan::fft_copy_out_grad_p", policy_t(space, 0, s.bp * m),
+        KOKKOS_LAMBDA(const std::int64_t x) {
+          const std::int64_t b = x / m, i = x % m;
+          conv_at(gp, b, i) = real[b * rs + i] * scale;
+        });
+  if (gq.size() != 0)
+    Kokkos::parallel_for(
+        "KokkosSketch::ConvolutionPlan::fft_copy_out_grad_q", policy_t(space, 0, s.bq * n),
+        KOKKOS_LAMBDA(const std::int64_t x) {
+          const std::int64_t b = x / n, l = x % n;
+          conv_at(gq, b, l) = real[(bp + b) * rs + l] * scale;
+        });
+}
+
+/// \brief Bounds of the FFT gradients, one per output row: bounds(o) for o < bp (rows of
+/// grad_p = corr(q, g)) and bp + o (rows of grad_q = corr(p, g)): fft_conv_error_bound with
+/// the norms of the correlated pair (the same analysis: conj does not change a norm), summed
+/// over the batch for a shared operand's row.
+template <class ExecSpace, class NormView, class BoundView>
+void fft_gradient_bounds(const ExecSpace& space, const NormView& norms, const NormView& gnorms,
+                         const FftShape& s, double u, const BoundView& bounds) {
+  const std::int64_t bp = s.bp, bq = s.bq, batch = s.batch;
+  const int log2L = s.log2L;
+  Kokkos::parallel_for(
+      "KokkosSketch::ConvolutionPlan::fft_gradient_bounds",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, bp + bq),
+      KOKKOS_LAMBDA(const std::int64_t row) {
+        const bool is_p = row < bp;
+        const std::int64_t o = is_p ? row : row - bp;     // output row of its gradient
+        const std::int64_t rows = is_p ? bp : bq;
+        const std::int64_t b0 = rows == batch ? o : 0, b1 = rows == batch ? o + 1 : batch;
+        double B = 0;
+        for (std::int64_t b = b0; b < b1; ++b) {
+          // the other operand's row of batch entry b
+          const std::int64_t other = is_p ? bp + (bq == 1 ? 0 : b) : (bp == 1 ? 0 : b);
+          B += fft_conv_error_bound(log2L, u, norms(other, 0), norms(other, 1), gnorms(b, 0),
+                                    gnorms(b, 1));
+        }
+        bounds(row) = B;
+      });
+}
+
+/// \brief The verdict of Method::automatic for the gradients: entries of grad_p and grad_q
+/// (non-empty ones) that their row's bound does not prove within (rtol, atol), as
+/// fft_count_unproven. Waits for the count (a host value: a fence on `space`).
+template <class ExecSpace, class GPView, class GQView, class BoundView>
+std::int64_t fft_count_unproven_gradients(const ExecSpace& space, const GPView& gp,
+                                          const GQView& gq, const BoundView& bounds,
+                                          const FftShape& s, double rtol, double atol) {
+  const std::int64_t m = s.m, n = s.n, bp = s.bp;
+  const std::int64_t np = gp.size() != 0 ? s.bp * m : 0, nq = gq.size() != 0 ? s.bq * n : 0;
+  std::int64_t bad = 0;
+  Kokkos::parallel_reduce(
+      "KokkosSketch::ConvolutionPlan::automatic_verdict_gradients",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, np + nq),
+      KOKKOS_LAMBDA(const std::int64_t x, std::int64_t& nbad) {
+        double v, B;
+        if (x < np) {
+          v = double(conv_at(gp, x / m, x % m));
+          B = bounds(x / m);
+        } else {
+          const std::int64_t y = x - np;
+          v = double(conv_at(gq, y / n, y % n));
+          B = bounds(bp + y / n);
+        }
+        const double a = v < 0 ? -v : v;
+        if (!((B <= rtol * (a - B)) || (a + B <= atol))) ++nbad;
       },
       bad);
   return bad;
