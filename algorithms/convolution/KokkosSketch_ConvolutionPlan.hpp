@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_ConvolutionPlan.hpp
-/// \brief ConvolutionPlan: the convolution of pmfs r = p * q (as convolve) by a chosen method,
-/// direct, FFT, or automatic (FFT only where a per-entry error bound proves the caller's
+/// \brief ConvolutionPlan: the convolution of pmfs r = p * q (as convolve) and its gradients
+/// (as convolve_backward) by a chosen method, direct, FFT, or automatic (FFT only where a per-entry error bound proves the caller's
 /// tolerance), with its FFT plans and workspaces made once and bound to an execution-space
 /// instance.
 ///
