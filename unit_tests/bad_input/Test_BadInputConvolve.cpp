@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Bad-input table of the convolution (convolve, convolve_backward, convolve_all, and
-// ConvolutionPlan with its forward): classes "extents", "empty", "parameter", "enum",
+// ConvolutionPlan with its forward and backward): classes "extents", "empty", "parameter", "enum",
 // "nonfinite" and "aliasing", a row per (entry point, bad input).
 #include <KokkosSketch.hpp>
 #include <KokkosSketch_BadInput.hpp>
@@ -148,7 +148,8 @@ TYPED_TEST(BadInputConvolve, ConvolutionPlan) {
     plan_t plan(sp, 5, 3, o);
   };
   Vec<Space> p("p", 5), q("q", 3), r("r", 7), r6("r6", 6), p4("p4", 4), q4("q4", 4),
-      pn("pn", 5);
+      pn("pn", 5), gp("gp", 5), gq("gq", 3), gg("gg", 7);
+  Kokkos::deep_copy(gg, 1.0);
   Kokkos::deep_copy(p, 0.5);
   Kokkos::deep_copy(q, 0.25);
   Kokkos::deep_copy(pn, 0.5);
@@ -199,6 +200,16 @@ TYPED_TEST(BadInputConvolve, ConvolutionPlan) {
        [&] { plan.forward(p_in, q, r_on_p); }},
       {"ConvolutionPlan::forward", "nonfinite", "entries of r are NaN or Inf",
        [&] { plan.forward(pn, q, r); }},
+      {"ConvolutionPlan::backward", "extents", "p is 1 x 4 but the plan was made for 1 x 5",
+       [&] { plan.backward(p4, q, gg, p4, q); }},
+      {"ConvolutionPlan::backward", "extents", "g is too short: length 6 but m + n - 1 = 7",
+       [&] { plan.backward(p, q, r6, gp, gq); }},
+      {"ConvolutionPlan::backward", "extents", "grad_q is 1 x 4 but q is 1 x 3",
+       [&] { plan.backward(p, q, gg, gp, q4); }},
+      {"ConvolutionPlan::backward", "aliasing", "grad_p overlaps p",
+       [&] { plan.backward(p, q, gg, p, gq); }},
+      {"ConvolutionPlan::backward", "nonfinite", "entries of grad_q are NaN or Inf",
+       [&] { plan.backward(pn, q, gg, gp, gq); }},
   };
   TestUtil::run_bad_input_table(rows);
 }
