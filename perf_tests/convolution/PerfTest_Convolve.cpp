@@ -16,7 +16,9 @@
 //                       + direct when an entry is unproven. Counters `fft_kept` (1 when the
 //                       last call kept the FFT result) and `unproven` (entries the bound did
 //                       not prove). The inputs have random signs (fill_nonzero), so entries
-//                       near zero cannot be proven and the fallback is what is timed there.
+//                       near zero cannot be proven and the fallback is what is timed there;
+//   plan_fft_backward   (same spaces) ConvolutionPlan::backward with Method::fft, both
+//                       gradients (the direct neighbours time one gradient each).
 // Sizes (batch x m x n), devices: 1 x 65536 x 65536, 1 x 2048 x 2048, 4096 x 512 x 512 (the
 // issue's targets: 0.25 ms, 10 us, 50% of the FP32 FMA peak; each gradient within 1.3x of the
 // forward); hosts (small set): 1 x 8192 x 8192, 1 x 2048 x 2048, 256 x 512 x 512; the full set
@@ -123,7 +125,17 @@ void set_conv_counters(benchmark::State& state, const ConvSize& s, double second
   state.counters["n"] = double(s.n);
 }
 
-enum class ConvBench { convolve, generic, grad_p, grad_q, cudnn, cufft, plan_fft, plan_auto };
+enum class ConvBench {
+  convolve,
+  generic,
+  grad_p,
+  grad_q,
+  cudnn,
+  cufft,
+  plan_fft,
+  plan_auto,
+  plan_fft_backward
+};
 
 template <class Space>
 void bench_conv(benchmark::State& state, const std::string& name, const Space& space,
@@ -185,6 +197,18 @@ void bench_conv(benchmark::State& state, const std::string& name, const Space& s
         state.counters["L"] = double(plan.transform_length());
         break;
       }
+      case ConvBench::plan_fft_backward: {
+        ConvolutionPlanOptions po;
+        po.check_finite = false;
+        po.method = ConvolutionMethod::fft;
+        ConvolutionPlan<Space, float> plan(space, s.m, s.n, s.batch, s.batch, po);
+        plan.backward(in.p, in.q, in.g, in.gp, in.gq);  // first call: the g buffers and plans
+        space.fence();
+        secs = time_manual(state, name, space,
+                           [&] { plan.backward(in.p, in.q, in.g, in.gp, in.gq); });
+        state.counters["L"] = double(plan.transform_length());
+        break;
+      }
     }
     set_conv_counters(state, s, secs);
   });
@@ -209,6 +233,7 @@ void register_conv_space(const Space& space, SizeSet sizes) {
     if constexpr (ConvolutionPlan<Space, float>::fft_available) {
       entries.push_back({"plan_fft", ConvBench::plan_fft});
       entries.push_back({"plan_automatic", ConvBench::plan_auto});
+      entries.push_back({"plan_fft_backward", ConvBench::plan_fft_backward});
     }
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
