@@ -18,6 +18,7 @@
 #include <KokkosSketch_GaussianSketchOp.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_HalfGaussianOp.hpp>
+#include <KokkosSketch_ImplicitALS.hpp>
 #include <KokkosSketch_LeastSquares.hpp>
 #include <KokkosSketch_LeverageScores.hpp>
 #include <KokkosSketch_LowrankOptions.hpp>
@@ -28,10 +29,17 @@
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_RPHOSVD.hpp>
 #include <KokkosSketch_RandomizedSVD.hpp>
+#include <KokkosSketch_RecommendData.hpp>
+#include <KokkosSketch_RecommendMetrics.hpp>
 #include <KokkosSketch_Shgemm.hpp>
 #include <KokkosSketch_SketchSize.hpp>
 #include <KokkosSketch_SyntheticMatrices.hpp>
 #include <KokkosSketch_SyntheticTensors.hpp>
+
+// Stream sketches (algorithms/stream).
+#include <KokkosSketch_MADSketch.hpp>
+#include <KokkosSketch_ModifiedAdsorption.hpp>
+#include <KokkosSketch_PlantedPartition.hpp>
 
 // The configuration must match the Kokkos this translation unit is compiled against.
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS) && !defined(KOKKOS_ENABLE_CUDA)

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -480,6 +481,40 @@ template <class OutView, class InView>
 void check_no_alias(const char* f, const char* out_name, const OutView& out,
                     const char* in_name, const InView& in) {
   check_no_alias_footprints(f, out_name, view_footprint(out), in_name, view_footprint(in));
+}
+
+/// \brief A View argument as check_disjoint sees it: its name and its footprint.
+struct NamedFootprint {
+  const char* name;  ///< the argument as the user knows it ("U")
+  ViewFootprint fp;  ///< view_footprint of the View
+};
+
+/// \brief The NamedFootprint of View `v`, for check_disjoint.
+/// \param [in] name the argument as the user knows it
+/// \param [in] v the View
+/// \return its name and footprint
+template <class View>
+NamedFootprint named(const char* name, const View& v) {
+  return NamedFootprint{name, view_footprint(v)};
+}
+
+/// \brief check_no_alias for a whole argument list: every output against every input (outputs
+/// in order, inputs in order), then every pair of outputs (i < j, named output i first).
+/// A host-side comparison of addresses: no kernel, no fence.
+///
+///     Impl::check_disjoint(f, {Impl::named("U", U), Impl::named("S", S)},
+///                          {Impl::named("A", A)});
+/// \param [in] f the public function's name, for the error
+/// \param [in] outputs the output Views (named)
+/// \param [in] inputs the input Views (named)
+/// \throws Error naming f and the first overlapping pair
+inline void check_disjoint(const char* f, std::initializer_list<NamedFootprint> outputs,
+                           std::initializer_list<NamedFootprint> inputs) {
+  for (const NamedFootprint& o : outputs)
+    for (const NamedFootprint& i : inputs) check_no_alias_footprints(f, o.name, o.fp, i.name, i.fp);
+  for (auto a = outputs.begin(); a != outputs.end(); ++a)
+    for (auto b = a + 1; b != outputs.end(); ++b)
+      check_no_alias_footprints(f, a->name, a->fp, b->name, b->fp);
 }
 
 /// \brief check_no_alias of an output View against the three arrays of a

@@ -17,8 +17,11 @@
 # Environment: COMPUTE_SANITIZER (default: compute-sanitizer on PATH, else
 # $CUDA_HOME/bin or /usr/local/cuda/bin), KOKKOSSKETCH_SANITIZE_FILTER (gtest filter,
 # default '*Cuda*'), KOKKOSSKETCH_SANITIZE_TOOLS (default 'memcheck racecheck'),
-# KOKKOSSKETCH_SANITIZE_TIMEOUT (seconds per binary and tool; default none; a run that
-# times out is a FAIL).
+# KOKKOSSKETCH_SANITIZE_TIMEOUT (seconds per binary, tool and shard; default none; a run that
+# times out is a FAIL), KOKKOSSKETCH_SANITIZE_JOBS (runs at once on the one GPU, default 1),
+# KOKKOSSKETCH_SANITIZE_SHARDS (default 1: each binary's tests split into that many GoogleTest
+# shards, GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX, run as separate processes, so that a slow
+# binary such as Lowrank under racecheck finishes in a bounded time).
 set -uo pipefail
 build="${1:?usage: gpu_sanitize.sh <cuda-build-dir> [log-dir]}"
 logs="${2:-$build/sanitizer-logs}"
@@ -27,6 +30,7 @@ rm -f "$logs"/*.verdict
 cs="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")}"
 filter="${KOKKOSSKETCH_SANITIZE_FILTER:-*Cuda*}"
 tools="${KOKKOSSKETCH_SANITIZE_TOOLS:-memcheck racecheck}"
+shards="${KOKKOSSKETCH_SANITIZE_SHARDS:-1}"
 limit=()
 [ -n "${KOKKOSSKETCH_SANITIZE_TIMEOUT:-}" ] && limit=(timeout "$KOKKOSSKETCH_SANITIZE_TIMEOUT")
 accepted='Kokkos::Impl::ParallelScan'
@@ -42,11 +46,14 @@ for f in "$build"/unit_tests/KokkosSketch_UnitTest_*; do
 done
 [ -n "$bins" ] || { echo "gpu_sanitize: no test binaries in $build/unit_tests" >&2; exit 2; }
 
-# run_one <binary> <tool>: runs the tool, writes one verdict line to <log>.verdict.
+# run_one <binary> <tool> <shard>: runs the tool on one shard of the binary's tests, writes
+# one verdict line to <log>.verdict.
 run_one() {
-  local bin=$1 tool=$2 name rc log summary tests verdict errors warn_total warn_other
+  local bin=$1 tool=$2 shard=$3 name rc log summary tests verdict errors warn_total warn_other
   name=$(basename "$bin")
-  log="$logs/$name.$tool.log"
+  [ "$shards" -gt 1 ] && name="$name[shard $shard/$shards]"
+  log="$logs/$(basename "$bin").$tool$([ "$shards" -gt 1 ] && echo ".shard$shard").log"
+  export GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard
   case $tool in
     memcheck)
       "${limit[@]}" "$cs" --tool memcheck --error-exitcode 86 --print-limit 0 "$bin" \
@@ -80,21 +87,24 @@ run_one() {
   esac
 }
 
-# KOKKOSSKETCH_SANITIZE_JOBS runs (binary, tool) pairs concurrently on the one GPU (default 1).
 jobs_max="${KOKKOSSKETCH_SANITIZE_JOBS:-1}"
 for bin in $bins; do
   for tool in $tools; do
-    run_one "$bin" "$tool" &
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do sleep 1; done
+    for ((shard = 0; shard < shards; ++shard)); do
+      run_one "$bin" "$tool" "$shard" &
+      while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do sleep 1; done
+    done
   done
 done
 wait
 status=0
 for bin in $bins; do
   for tool in $tools; do
-    v="$logs/$(basename "$bin").$tool.log.verdict"
-    if [ -f "$v" ]; then cat "$v"; grep -q '^ok ' "$v" || status=1
-    else echo "FAIL $(basename "$bin") $tool: no verdict"; status=1; fi
+    for ((shard = 0; shard < shards; ++shard)); do
+      v="$logs/$(basename "$bin").$tool$([ "$shards" -gt 1 ] && echo ".shard$shard").log.verdict"
+      if [ -f "$v" ]; then cat "$v"; grep -q '^ok ' "$v" || status=1
+      else echo "FAIL $(basename "$bin") $tool shard $shard: no verdict"; status=1; fi
+    done
   done
 done
 # The Kokkos-only reproducer of the accepted warnings.

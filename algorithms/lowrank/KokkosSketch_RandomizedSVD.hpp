@@ -424,12 +424,8 @@ class RandomizedSVD {
                         " entries, needs rank = ", p);
   KOKKOSSKETCH_THROW_IF(std::int64_t(V.extent(0)) != m_n || std::int64_t(V.extent(1)) != p, f,
                         "V is ", V.extent(0), " x ", V.extent(1), ", needs ", m_n, " x ", p);
-  Impl::check_no_alias(f, "U", U, "A", A);
-  Impl::check_no_alias(f, "S", S, "A", A);
-  Impl::check_no_alias(f, "V", V, "A", A);
-  Impl::check_no_alias(f, "U", U, "S", S);
-  Impl::check_no_alias(f, "U", U, "V", V);
-  Impl::check_no_alias(f, "S", S, "V", V);
+  Impl::check_disjoint(f, {Impl::named("U", U), Impl::named("S", S), Impl::named("V", V)},
+                       {Impl::named("A", A)});
   if (m_opts.check_finite) {
     const std::int64_t bad =
         Impl::count_nonfinite(m_space, A, "KokkosSketch::RandomizedSVD::check_finite");

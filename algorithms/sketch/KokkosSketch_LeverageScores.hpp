@@ -407,15 +407,9 @@ RNGState leverage_sampling(const ExecSpace& space, const AView& A, const SView& 
   Impl::WorkspaceEstimate(f)
       .add("the cumulative scores", n + 1, 1, sizeof(double), Impl::concat("A's ", n, " rows"))
       .template check<typename ExecSpace::memory_space>();
-  Impl::check_no_alias(f, "SA", SA, "A", A);
-  Impl::check_no_alias(f, "SA", SA, "scores", scores);
-  Impl::check_no_alias(f, "rows", rows, "A", A);
-  Impl::check_no_alias(f, "rows", rows, "scores", scores);
-  Impl::check_no_alias(f, "weights", weights, "A", A);
-  Impl::check_no_alias(f, "weights", weights, "scores", scores);
-  Impl::check_no_alias(f, "rows", rows, "weights", weights);
-  Impl::check_no_alias(f, "rows", rows, "SA", SA);
-  Impl::check_no_alias(f, "weights", weights, "SA", SA);
+  Impl::check_disjoint(
+      f, {Impl::named("rows", rows), Impl::named("weights", weights), Impl::named("SA", SA)},
+      {Impl::named("A", A), Impl::named("scores", scores)});
   const std::int64_t bad = Impl::count_bad_scores(space, scores);
   KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " scores are negative, NaN or Inf");
   Impl::check_finite_input(f, space, A, "A");
@@ -468,12 +462,10 @@ RNGState leverage_score_sketch(const ExecSpace& space, const AView& A, const RNG
                                const IView& rows, const WView& weights, const YView& SA,
                                const LeverageScoreOptions& opts = {}) try {
   Impl::ScopedRegion region("leverage_score_sketch");
-  Impl::check_no_alias("leverage_score_sketch", "SA", SA, "A", A);
-  Impl::check_no_alias("leverage_score_sketch", "rows", rows, "A", A);
-  Impl::check_no_alias("leverage_score_sketch", "weights", weights, "A", A);
-  Impl::check_no_alias("leverage_score_sketch", "rows", rows, "weights", weights);
-  Impl::check_no_alias("leverage_score_sketch", "rows", rows, "SA", SA);
-  Impl::check_no_alias("leverage_score_sketch", "weights", weights, "SA", SA);
+  Impl::check_disjoint(
+      "leverage_score_sketch",
+      {Impl::named("rows", rows), Impl::named("weights", weights), Impl::named("SA", SA)},
+      {Impl::named("A", A)});
   Impl::static_check_view<ExecSpace, AView, 2, false>();
   Impl::check_enum("leverage_score_sketch", "opts.sketch", opts.sketch);
   Impl::WorkspaceEstimate("leverage_score_sketch")
