@@ -10,6 +10,7 @@
 
 #include <KokkosSketch_Config.hpp>
 
+#include <KokkosSketch_ConvolutionPlan.hpp>
 #include <KokkosSketch_Convolve.hpp>
 #include <KokkosSketch_CountMinHashOp.hpp>
 #include <KokkosSketch_CountMinSketch.hpp>

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# Looks quietly for the optional dependencies of the coming families (MPI for the distributed
-# layer, cuFFT and FFTW for the convolution plans) and writes what was found, with the version
+# Looks quietly for the optional dependencies (MPI for the distributed layer, cuFFT and FFTW
+# for the transform path of the convolution plans) and writes what was found, with the version
 # and whether the CUDA kernels are built, into the generated KokkosSketch_Config.hpp.
-# Recorded only: nothing links MPI, cuFFT or FFTW yet.
+# cuFFT and FFTW, when found, are linked into kokkossketch (and found again by the installed
+# package, cmake/KokkosSketchConfig.cmake.in); MPI is recorded only (nothing links it yet).
 #
 # Needs KokkosSketch_CUDA_KERNELS (cmake/KokkosSketchCuda.cmake) and
 # KokkosSketch_CONFIG_INCLUDE_DIR (the build tree's include/, where the header is written).
@@ -14,30 +15,29 @@ if(MPI_FOUND)
   set(KOKKOSSKETCH_HAVE_MPI ON)
 endif()
 
-# cuFFT: only meaningful where Kokkos has CUDA.
+# cuFFT: used by the CUDA transform path of the convolution plans
+# (backends/cuda/KokkosSketch_Cuda_Fft.hpp), so only where the CUDA kernels are built; linked
+# into kokkossketch.
 set(KOKKOSSKETCH_HAVE_CUFFT OFF)
-if(Kokkos_ENABLE_CUDA)
+if(Kokkos_ENABLE_CUDA AND KokkosSketch_CUDA_KERNELS)
   find_package(CUDAToolkit QUIET)
   if(TARGET CUDA::cufft)
     set(KOKKOSSKETCH_HAVE_CUFFT ON)
+    target_link_libraries(kokkossketch INTERFACE CUDA::cufft)
   endif()
 endif()
 
-# FFTW3 (double precision library): pkg-config first, then the usual header and library names.
-# (Not find_package(FFTW3 CONFIG): some distributions ship a broken FFTW3Config.cmake.)
+# FFTW3, float and double (cmake/KokkosSketchFindFFTW.cmake): linked into kokkossketch through
+# the imported target KokkosSketch::fftw, for the host FFTs of ConvolutionPlan. Off with
+# -DKokkosSketch_ENABLE_FFTW=OFF (the Spack recipe's ~fftw).
+option(KokkosSketch_ENABLE_FFTW
+       "Use FFTW (fftw3f, fftw3) for the host FFTs of the convolution plans when found" ON)
 set(KOKKOSSKETCH_HAVE_FFTW OFF)
-find_package(PkgConfig QUIET)
-if(PKG_CONFIG_FOUND)
-  pkg_check_modules(KokkosSketch_FFTW3 QUIET fftw3)
-endif()
-if(KokkosSketch_FFTW3_FOUND)
-  set(KOKKOSSKETCH_HAVE_FFTW ON)
-else()
-  find_path(KokkosSketch_FFTW3_INCLUDE_DIR fftw3.h)
-  find_library(KokkosSketch_FFTW3_LIBRARY fftw3)
-  mark_as_advanced(KokkosSketch_FFTW3_INCLUDE_DIR KokkosSketch_FFTW3_LIBRARY)
-  if(KokkosSketch_FFTW3_INCLUDE_DIR AND KokkosSketch_FFTW3_LIBRARY)
+if(KokkosSketch_ENABLE_FFTW)
+  include(KokkosSketchFindFFTW)
+  if(KokkosSketch_FFTW_FOUND)
     set(KOKKOSSKETCH_HAVE_FFTW ON)
+    target_link_libraries(kokkossketch INTERFACE KokkosSketch::fftw)
   endif()
 endif()
 

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #
 # Provides what a fresh Debian 12 machine lacks to build KokkosSketch:
-#   * Debian -dev packages (compiler, CMake, OpenBLAS/LAPACK, GoogleTest, Google Benchmark,
-#     matplotlib for the plots);
+#   * Debian -dev packages (compiler, CMake, OpenBLAS/LAPACK, FFTW with pkg-config, GoogleTest,
+#     Google Benchmark, matplotlib for the plots);
 #   * Kokkos (OpenMP + Serial) and Kokkos Kernels (ETI off, BLAS/LAPACK TPLs) 3.4.01, built
 #     from Debian's `trilinos` source package (bookworm), fetched through a private apt source
 #     list (the system's apt configuration is not edited).
@@ -22,7 +22,7 @@ if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 
 # 1. Debian packages (only the missing ones).
 pkgs=(g++ cmake make dpkg-dev xz-utils libopenblas-dev liblapack-dev liblapacke-dev
-      libgtest-dev libbenchmark-dev python3-matplotlib git)
+      libfftw3-dev pkg-config libgtest-dev libbenchmark-dev python3-matplotlib git)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

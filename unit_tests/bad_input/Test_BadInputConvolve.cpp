@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Bad-input table of the convolution (convolve, convolve_backward, convolve_all): classes
-// "extents", "empty", "nonfinite" and "aliasing", a row per (entry point, bad input).
+// Bad-input table of the convolution (convolve, convolve_backward, convolve_all, and
+// ConvolutionPlan with its forward and backward): classes "extents", "empty", "parameter", "enum",
+// "nonfinite" and "aliasing", a row per (entry point, bad input).
 #include <KokkosSketch.hpp>
 #include <KokkosSketch_BadInput.hpp>
 
@@ -132,6 +133,83 @@ TYPED_TEST(BadInputConvolve, ConvolveAll) {
       {"convolve_all", "nonfinite", "entries of result are NaN or Inf",
        [&] { convolve_all(sp, pn, res); }},
       {"convolve_all", "aliasing", "result overlaps pmfs", [&] { convolve_all(sp, over, flat); }},
+  };
+  TestUtil::run_bad_input_table(rows);
+}
+
+TYPED_TEST(BadInputConvolve, ConvolutionPlan) {
+  using Space = TypeParam;
+  using plan_t = ConvolutionPlan<Space, double>;
+  const Space sp;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto make = [&](auto edit) {
+    ConvolutionPlanOptions o;
+    edit(o);
+    plan_t plan(sp, 5, 3, o);
+  };
+  Vec<Space> p("p", 5), q("q", 3), r("r", 7), r6("r6", 6), p4("p4", 4), q4("q4", 4),
+      pn("pn", 5), gp("gp", 5), gq("gq", 3), gg("gg", 7);
+  Kokkos::deep_copy(gg, 1.0);
+  Kokkos::deep_copy(p, 0.5);
+  Kokkos::deep_copy(q, 0.25);
+  Kokkos::deep_copy(pn, 0.5);
+  poke(pn, 2, std::numeric_limits<double>::quiet_NaN());
+  Mat<Space> P1("P1", 1, 5), P2("P2", 2, 5), R1("R1", 1, 7), R3("R3", 3, 7);
+  Vec<Space> pr("pr", 12);
+  auto p_in = Kokkos::subview(pr, std::make_pair(0, 5));
+  auto r_on_p = Kokkos::subview(pr, std::make_pair(3, 10));
+  // Plans of each method where this space has one (Method::fft needs an FFT backend).
+  ConvolutionPlanOptions fo;
+  fo.method = plan_t::fft_available ? ConvolutionMethod::fft : ConvolutionMethod::direct;
+  plan_t plan(sp, 5, 3, fo);
+  plan_t plan_b(sp, 5, 3, 2, 1, fo);
+  std::vector<BadInputRow> rows = {
+      {"ConvolutionPlan", "enum", "opts.method = 99 is not a valid ConvolutionMethod",
+       [&] {
+         make([](ConvolutionPlanOptions& o) { o.method = static_cast<ConvolutionMethod>(99); });
+       }},
+      {"ConvolutionPlan", "enum", "opts.planning = -1 is not a valid FftPlanning",
+       [&] {
+         make([](ConvolutionPlanOptions& o) { o.planning = static_cast<FftPlanning>(-1); });
+       }},
+      {"ConvolutionPlan", "parameter", "opts.rtol must be finite and > 0, got 0",
+       [&] { make([](ConvolutionPlanOptions& o) { o.rtol = 0.0; }); }},
+      {"ConvolutionPlan", "parameter", "opts.rtol must be finite and > 0, got -1",
+       [&] { make([](ConvolutionPlanOptions& o) { o.rtol = -1.0; }); }},
+      {"ConvolutionPlan", "parameter", "opts.rtol must be finite and > 0, got nan",
+       [&] { make([&](ConvolutionPlanOptions& o) { o.rtol = nan; }); }},
+      {"ConvolutionPlan", "parameter", "opts.atol must be finite and >= 0",
+       [&] { make([](ConvolutionPlanOptions& o) { o.atol = -1e-3; }); }},
+      {"ConvolutionPlan", "parameter", "opts.fft_min_length must be >= 0",
+       [&] { make([](ConvolutionPlanOptions& o) { o.fft_min_length = -1; }); }},
+      {"ConvolutionPlan", "extents", "lengths must be >= 1: m = 0, n = 3",
+       [&] { plan_t bad(sp, 0, 3); }},
+      {"ConvolutionPlan", "extents", "batch counts differ: batch_p = 2 and batch_q = 3",
+       [&] { plan_t bad(sp, 5, 3, 2, 3); }},
+      {"ConvolutionPlan::forward", "extents", "p is 1 x 4 but the plan was made for 1 x 5",
+       [&] { plan.forward(p4, q, r); }},
+      {"ConvolutionPlan::forward", "extents", "q is 1 x 4 but the plan was made for 1 x 3",
+       [&] { plan.forward(p, q4, r); }},
+      {"ConvolutionPlan::forward", "extents", "p is 1 x 5 but the plan was made for 2 x 5",
+       [&] { plan_b.forward(P1, q, R1); }},
+      {"ConvolutionPlan::forward", "extents", "r is too short: length 6 but m + n - 1 = 7",
+       [&] { plan.forward(p, q, r6); }},
+      {"ConvolutionPlan::forward", "extents", "r has 3 rows but the batch has 2",
+       [&] { plan_b.forward(P2, q, R3); }},
+      {"ConvolutionPlan::forward", "aliasing", "r overlaps p",
+       [&] { plan.forward(p_in, q, r_on_p); }},
+      {"ConvolutionPlan::forward", "nonfinite", "entries of r are NaN or Inf",
+       [&] { plan.forward(pn, q, r); }},
+      {"ConvolutionPlan::backward", "extents", "p is 1 x 4 but the plan was made for 1 x 5",
+       [&] { plan.backward(p4, q, gg, p4, q); }},
+      {"ConvolutionPlan::backward", "extents", "g is too short: length 6 but m + n - 1 = 7",
+       [&] { plan.backward(p, q, r6, gp, gq); }},
+      {"ConvolutionPlan::backward", "extents", "grad_q is 1 x 4 but q is 1 x 3",
+       [&] { plan.backward(p, q, gg, gp, q4); }},
+      {"ConvolutionPlan::backward", "aliasing", "grad_p overlaps p",
+       [&] { plan.backward(p, q, gg, p, gq); }},
+      {"ConvolutionPlan::backward", "nonfinite", "entries of grad_q are NaN or Inf",
+       [&] { plan.backward(pn, q, gg, gp, gq); }},
   };
   TestUtil::run_bad_input_table(rows);
 }

@@ -26,6 +26,13 @@ class KokkosSketch(CMakePackage, CudaPackage):
     version("main", branch="main")
 
     variant("openmp", default=True, description="Use the OpenMP backend of Kokkos")
+    # FFTW for the host transform path of ConvolutionPlan (float and double libraries). A
+    # variant, on by default, rather than a plain dependency: the project's CMake treats FFTW
+    # as optional (ConvolutionPlan's host FFT is then unavailable, its automatic method falls
+    # back to the direct one), and with the variant Spack decides both ways: +fftw links
+    # Spack's fftw (found through its pkg-config files) instead of whatever FFTW the system
+    # happens to have, ~fftw turns the CMake search off. cuFFT comes with the CUDA toolkit.
+    variant("fftw", default=True, description="Use FFTW for the host FFTs of the convolution plans")
 
     depends_on("cxx", type="build")
     depends_on("cmake@3.16:", type="build")
@@ -53,6 +60,8 @@ class KokkosSketch(CMakePackage, CudaPackage):
 
     depends_on("lapack")
     depends_on("blas")
+    depends_on("fftw precision=float,double", when="+fftw")
+    depends_on("pkgconfig", type="build", when="+fftw")
     # The unit tests: built and run (ctest) with `spack install --test=root`, the usual
     # self.run_tests idiom; GoogleTest is then a dependency, otherwise not.
     depends_on("googletest", type="test")
@@ -110,6 +119,7 @@ class KokkosSketch(CMakePackage, CudaPackage):
             self.define("KokkosSketch_ENABLE_BENCHMARKS", False),
             self.define("KokkosSketch_ENABLE_EXAMPLES", False),
             self.define("KokkosSketch_ENABLE_DOCS", False),
+            self.define_from_variant("KokkosSketch_ENABLE_FFTW", "fftw"),
         ]
         # Kokkos programs are compiled by the compiler Kokkos was built for: nvcc_wrapper for
         # a CUDA Kokkos built with +wrapper, otherwise Spack's compiler (CMake's default here).
