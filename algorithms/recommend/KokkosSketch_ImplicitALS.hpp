@@ -55,8 +55,9 @@ enum class ALSDenseTerm {
   /// sparse term and do the CG update. Needs 4 x max(users, items) x factors floats of
   /// workspace. Same results as per_row up to the dense product's rounding.
   gemm,
-  /// gemm on device spaces when factors > 256 (where the per-row kernels read all of YtY
-  /// per row), per_row otherwise.
+  /// gemm when factors > 256 on device spaces (where the per-row kernels read all of YtY
+  /// per row) and factors > 128 on host spaces (host BLAS beats the per-row loops there:
+  /// measured at 256 factors on a 2-core host), per_row otherwise.
   automatic
 };
 
@@ -487,6 +488,9 @@ class ImplicitALS {
       ws.add("CG vectors x, r, p, D of every row (dense_term gemm)", 4 * std::max(nu, ni), k,
              sizeof(float), Impl::concat("max(users, items) = ", std::max(nu, ni),
                                          ", factors = ", k));
+    if (uses_gemm_dense_term())
+      ws.add("G = YtY + lambda I (dense_term gemm)", k, k, sizeof(float),
+             Impl::concat("factors = ", k));
     ws.check<memory_space>();
     const bool lg = m_opts.confidence == ALSConfidence::log;
     m_users = Impl::als_graph_from_crs(m_space, C, lg, m_opts.alpha, m_opts.eps);
@@ -560,7 +564,7 @@ class ImplicitALS {
     if (m_opts.dense_term == ALSDenseTerm::gemm) return true;
     if (m_opts.dense_term == ALSDenseTerm::per_row) return false;
     constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
-    return !host && factors() > 256;
+    return factors() > (host ? 128 : 256);
   }
 
   /// The GEMM dense-term solve of the problem `pr` (every row's CG in lockstep; one GEMM

@@ -275,6 +275,12 @@ TYPED_TEST(ImplicitALSTest, GemmDenseTermMatchesPerRow) {
     b.fit(C, 2);
     EXPECT_LT(rel_diff(host_factors(b.user_factors()), host_factors(a.user_factors())), 1e-4);
     EXPECT_LT(rel_diff(host_factors(b.item_factors()), host_factors(a.item_factors())), 1e-4);
+    // automatic: the GEMM path above 256 factors (every space), per row at 7 and 33
+    o.dense_term = ALSDenseTerm::automatic;
+    ImplicitALS<Space> c(Space{}, o);
+    c.fit(C, 2);
+    EXPECT_EQ(host_factors(c.user_factors()), host_factors(k > 256 ? b.user_factors() : a.user_factors()));
+    o.dense_term = ALSDenseTerm::gemm;
     ImplicitALS<Space, fp16> ah(Space{}, o);
     o.dense_term = ALSDenseTerm::per_row;
     ImplicitALS<Space, fp16> bh(Space{}, o);
