@@ -45,7 +45,31 @@ enum class ALSConfidence {
   log
 };
 
+/// \brief How the CG steps form the dense term (YtY + lambda I) p of every row's product.
+enum class ALSDenseTerm {
+  /// In each row's kernel (YtY read per row or per block of rows; the CUDA kernels' warp and
+  /// block paths).
+  per_row,
+  /// For all rows at once by one GEMM per CG step (D = P (YtY + lambda I), Kokkos Kernels:
+  /// cuBLAS on CUDA, host BLAS on host spaces); the per-row kernels (generic Kokkos) add the
+  /// sparse term and do the CG update. Needs 4 x max(users, items) x factors floats of
+  /// workspace. Same results as per_row up to the dense product's rounding.
+  gemm,
+  /// gemm when factors > 256 on device spaces (where the per-row kernels read all of YtY
+  /// per row) and factors > 128 on host spaces (host BLAS beats the per-row loops there:
+  /// measured at 256 factors on a 2-core host), per_row otherwise.
+  automatic
+};
+
 namespace Impl {
+/// \brief Names of ALSDenseTerm for Impl::check_enum.
+template <>
+struct EnumTraits<ALSDenseTerm> {
+  /// The enum's name.
+  static constexpr const char* name = "ALSDenseTerm";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"per_row", "gemm", "automatic"};
+};
 /// \brief Names of ALSConfidence for Impl::check_enum.
 template <>
 struct EnumTraits<ALSConfidence> {
@@ -75,6 +99,8 @@ struct ImplicitALSOptions {
   /// Seed of the initial factors (Philox4x32-10): the same seed gives the same initial
   /// factors on every backend, bit for bit.
   std::uint64_t seed = 0;
+  /// How the CG steps form the dense term (per row, or one GEMM per step for all rows).
+  ALSDenseTerm dense_term = ALSDenseTerm::per_row;
   /// Validate the interaction matrix (CSR structure, values finite and >= 0) before using it.
   /// The check returns a verdict to the host, so it waits for the plan's instance.
   bool validate = true;
@@ -397,6 +423,7 @@ class ImplicitALS {
   static ImplicitALSOptions check_options(const ImplicitALSOptions& o) {
     const char* f = "ImplicitALS";
     Impl::check_enum(f, "opts.confidence", o.confidence);
+    Impl::check_enum(f, "opts.dense_term", o.dense_term);
     KOKKOSSKETCH_THROW_IF(o.factors < 1, f, "opts.factors = ", o.factors, " must be >= 1");
     KOKKOSSKETCH_THROW_IF(!(o.lambda >= 0) || !std::isfinite(o.lambda), f, "opts.lambda = ",
                           o.lambda, " must be finite and >= 0");
@@ -456,6 +483,13 @@ class ImplicitALS {
     ws.add("YtY", 2 * k, k, sizeof(float), Impl::concat("factors = ", k));
     if (!std::is_same<Storage, float>::value)
       ws.add("float copy of the factors", std::max(nu, ni), k, sizeof(float),
+             Impl::concat("factors = ", k));
+    if (uses_gemm_dense_term())
+      ws.add("CG vectors x, r, p, D of every row (dense_term gemm)", 4 * std::max(nu, ni), k,
+             sizeof(float), Impl::concat("max(users, items) = ", std::max(nu, ni),
+                                         ", factors = ", k));
+    if (uses_gemm_dense_term())
+      ws.add("G = YtY + lambda I (dense_term gemm)", k, k, sizeof(float),
              Impl::concat("factors = ", k));
     ws.check<memory_space>();
     const bool lg = m_opts.confidence == ALSConfidence::log;
@@ -525,8 +559,59 @@ class ImplicitALS {
     }
   }
 
-  /// One solve through the dispatch struct: rows of `g` (targets `ids` or identity) of X
-  /// from the fixed side Y and m_gram = Y^T Y.
+  /// Whether the solves take the GEMM dense-term path (options().dense_term).
+  bool uses_gemm_dense_term() const {
+    if (m_opts.dense_term == ALSDenseTerm::gemm) return true;
+    if (m_opts.dense_term == ALSDenseTerm::per_row) return false;
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+    return factors() > (host ? 128 : 256);
+  }
+
+  /// The GEMM dense-term solve of the problem `pr` (every row's CG in lockstep; one GEMM
+  /// D = P (YtY + lambda I) per CG step). The workspaces grow to pr.n_rows rows once.
+  void solve_gemm(const Impl::ALSSolveProblem<memory_space, Storage>& pr) {
+    using cg = Impl::ALSGemmCG<ExecSpace, Storage>;
+    const std::int64_t n = pr.n_rows, k = factors();
+    if (n == 0) return;
+    Impl::ScopedRegion region("ImplicitALS::solve[gemm]");
+    auto& w = m_gemm;
+    if (std::int64_t(w.x.extent(0)) < n || std::int64_t(w.x.extent(1)) != k) {
+      const std::int64_t rows = std::max<std::int64_t>(
+          n, std::max(m_users.n_rows, m_items.n_rows));
+      auto mk = [&](const char* name) {
+        return fmatrix_t(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(name)), rows, k);
+      };
+      w.x = mk("KokkosSketch::ImplicitALS::cg_x");
+      w.r = mk("KokkosSketch::ImplicitALS::cg_r");
+      w.p = mk("KokkosSketch::ImplicitALS::cg_p");
+      w.d = mk("KokkosSketch::ImplicitALS::cg_d");
+      w.rs = Kokkos::View<float*, memory_space>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::cg_rs"), rows);
+    }
+    if (std::int64_t(w.g.extent(0)) != k)
+      w.g = fmatrix_t(Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::G"),
+                      k, k);
+    cg::form_g(m_space, pr, w);
+    // D (n x k, row-major) = S G, i.e. D^T = G^T S^T column-major: G read as column-major is
+    // G^T, S^T and D^T are S and D read as column-major k x n.
+    ul_t GL(w.g.data(), k, k);
+    ul_t DT(w.d.data(), k, n);
+    auto dense = [&](const fmatrix_t& src) {
+      ul_t ST(src.data(), k, n);
+      m_la.gemm("N", "N", 1.0f, GL, ST, 0.0f, DT);
+    };
+    cg::run(m_space, pr, w, cg::load);
+    dense(w.x);
+    cg::run(m_space, pr, w, cg::residual);
+    for (int step = 0; step < pr.cg_steps; ++step) {
+      dense(w.p);
+      cg::run(m_space, pr, w, cg::step);
+    }
+    cg::run(m_space, pr, w, cg::store);
+  }
+
+  /// One solve through the dispatch struct (or the GEMM dense-term path): rows of `g`
+  /// (targets `ids` or identity) of X from the fixed side Y and m_gram = Y^T Y.
   template <template <class, class> class Apply = Impl::ALSSolveApply>
   void solve(const graph_t& g, const ids_t& ids, const factor_view& X, const factor_view& Y) {
     Impl::ALSSolveProblem<memory_space, Storage> pr;
@@ -542,6 +627,10 @@ class ImplicitALS {
     pr.cg_steps = m_opts.cg_steps;
     pr.n_rows = g.n_rows;
     pr.k = factors();
+    if (uses_gemm_dense_term()) {
+      solve_gemm(pr);
+      return;
+    }
     Apply<ExecSpace, Storage>::apply(m_space, pr);
   }
 
@@ -652,6 +741,7 @@ class ImplicitALS {
   Impl::DenseLA<ExecSpace, float> m_la;
   factor_view m_X, m_Y;
   fmatrix_t m_gram, m_gram2, m_float;
+  Impl::ALSGemmWork<memory_space> m_gemm;  ///< workspaces of the GEMM dense-term path
   graph_t m_users, m_items;
   bool m_has_matrix = false;
 };

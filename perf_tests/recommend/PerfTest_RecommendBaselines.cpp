@@ -6,7 +6,8 @@
 //                        potrf/potrs on Cuda; LAPACK ssyrk/spotrf/spotrs per user on hosts);
 //   als_cg_vendor        CG-ALS from vendor sparse calls (cuSPARSE SDDMM + SpMM + cuBLAS on
 //                        Cuda; Kokkos Kernels spmv multivector + host BLAS on hosts).
-// Data: make_implicit_dataset (seed 2022). Devices: movielens20m() at 64, 128, 256 and 1024
+// Data: make_implicit_dataset (seed 2022), shared with PerfTest_ImplicitALS.cpp
+// (PerfTest_RecommendData.hpp: the same matrices, cached under the same keys). Devices: movielens20m() at 64, 128, 256 and 1024
 // factors, lastfm360k() at 256 (the issue's table). Hosts, small set: movielens20m()
 // scaled by 0.05 (6,925 users, 1,337 items, 500k interactions) at 64 factors; the full set
 // adds movielens20m() at 256 factors (the OpenMP target of the issue). Serial: the small set
@@ -24,12 +25,13 @@
 #include <vector>
 
 #include "PerfTest_ImplicitALS_vendor.hpp"
+#include "PerfTest_RecommendData.hpp"
 
 namespace KokkosSketch {
 namespace Perf {
 namespace {
 
-constexpr std::uint64_t als_seed = 2022;
+constexpr std::uint64_t als_seed = als_data_seed;
 constexpr float als_lambda = 0.1f, als_alpha = 40.0f;
 constexpr int als_cg_steps = 3;
 
@@ -59,9 +61,6 @@ std::vector<AlsCase> als_cases(SizeSet sizes) {
 }
 
 template <class Space>
-using AlsMatrix = InteractionMatrix<Space, int, std::int64_t>;
-
-template <class Space>
 struct AlsInputs {
   AlsMatrix<Space> Cui, CuiT;
   AlsFactors<Space> X, Y;
@@ -73,8 +72,9 @@ AlsInputs<Space>& als_inputs(const Space& space, const AlsCase& c) {
                           std::to_string(c.factors);
   return cache(0).get<AlsInputs<Space>>(key, [&] {
     AlsInputs<Space> in;
-    in.Cui = make_implicit_dataset<int, std::int64_t>(space, c.shape, als_seed);
-    in.CuiT = transpose_interactions(space, in.Cui);
+    const auto& d = als_data(space, AlsShapeCase{c.shape_name, c.shape});
+    in.Cui = d.Cui;
+    in.CuiT = d.CuiT;
     in.X = AlsFactors<Space>("KokkosSketch::perf::als_X", std::size_t(in.Cui.numRows()),
                              std::size_t(c.factors));
     in.Y = AlsFactors<Space>("KokkosSketch::perf::als_Y", std::size_t(in.Cui.numCols()),

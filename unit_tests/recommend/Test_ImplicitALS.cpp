@@ -197,13 +197,17 @@ double dense_loss(const HostCsr& c, const std::vector<double>& X, const std::vec
 // With enough CG steps every row's solve is the exact normal-equations solve. The systems are
 // lambda I plus a matrix of rank <= 12 (the other side has at most 12 rows), so CG reaches
 // the solution within 13 steps whatever k; cg_steps = max(k + 2, 16) for k <= 33 and 24 above.
+// Both dense-term paths (per row, one GEMM per CG step).
 TYPED_TEST(ImplicitALSTest, ExactSolveForEveryFactorCount) {
   using Space = TypeParam;
   const HostCsr h = random_csr(12, 10, 0.35, 11, /*empty_row=*/4, /*empty_col=*/7);
   const auto C = to_crs<Space, std::int64_t, std::int64_t, double>(h);  // 64-bit CSR types
+  for (ALSDenseTerm dt : {ALSDenseTerm::per_row, ALSDenseTerm::gemm})
   for (std::int64_t k : {1, 7, 33, 256, 1025}) {
-    SCOPED_TRACE("factors = " + std::to_string(k));
+    SCOPED_TRACE("factors = " + std::to_string(k) +
+                 (dt == ALSDenseTerm::gemm ? ", dense term gemm" : ", dense term per row"));
     ImplicitALSOptions o;
+    o.dense_term = dt;
     o.factors = k;
     o.lambda = 0.5;
     o.alpha = 2.0;
@@ -226,12 +230,14 @@ TYPED_TEST(ImplicitALSTest, ExactSolveForEveryFactorCount) {
   }
 }
 
-// The log confidence 1 + alpha log(1 + r / eps) solved exactly as well.
+// The log confidence 1 + alpha log(1 + r / eps) solved exactly as well (both dense terms).
 TYPED_TEST(ImplicitALSTest, ExactSolveLogConfidence) {
   using Space = TypeParam;
   const HostCsr h = random_csr(9, 8, 0.4, 3);
   const auto C = to_crs<Space>(h);
+  for (ALSDenseTerm dt : {ALSDenseTerm::per_row, ALSDenseTerm::gemm}) {
   ImplicitALSOptions o;
+  o.dense_term = dt;
   o.factors = 4;
   o.lambda = 0.2;
   o.alpha = 3.0;
@@ -243,6 +249,45 @@ TYPED_TEST(ImplicitALSTest, ExactSolveLogConfidence) {
   const auto Y0 = host_factors(als.item_factors());
   als.iterate(1);
   EXPECT_LT(rel_diff(host_factors(als.user_factors()), exact_rows(h, Y0, 4, o)), 2e-3);
+  }
+}
+
+// The GEMM dense-term path runs the same CG recurrence as the per-row path: after two
+// iterations of 3 CG steps (far from converged, so a wrong step would show) both give the
+// same factors up to the rounding of the dense product's summation order (deterministic
+// data, no false positives). k = 300 is above the CUDA warp kernel's 256 factors. Also FP16.
+TYPED_TEST(ImplicitALSTest, GemmDenseTermMatchesPerRow) {
+  using Space = TypeParam;
+  const HostCsr h = random_csr(40, 30, 0.2, 21, /*empty_row=*/3, /*empty_col=*/5);
+  const auto C = to_crs<Space>(h);
+  for (std::int64_t k : {7, 33, 300}) {
+    SCOPED_TRACE("factors = " + std::to_string(k));
+    ImplicitALSOptions o;
+    o.factors = k;
+    o.lambda = 0.1;
+    o.alpha = 2.0;
+    o.cg_steps = 3;
+    o.seed = 9;
+    ImplicitALS<Space> a(Space{}, o);
+    o.dense_term = ALSDenseTerm::gemm;
+    ImplicitALS<Space> b(Space{}, o);
+    a.fit(C, 2);
+    b.fit(C, 2);
+    EXPECT_LT(rel_diff(host_factors(b.user_factors()), host_factors(a.user_factors())), 1e-4);
+    EXPECT_LT(rel_diff(host_factors(b.item_factors()), host_factors(a.item_factors())), 1e-4);
+    // automatic: the GEMM path above 256 factors (every space), per row at 7 and 33
+    o.dense_term = ALSDenseTerm::automatic;
+    ImplicitALS<Space> c(Space{}, o);
+    c.fit(C, 2);
+    EXPECT_EQ(host_factors(c.user_factors()), host_factors(k > 256 ? b.user_factors() : a.user_factors()));
+    o.dense_term = ALSDenseTerm::gemm;
+    ImplicitALS<Space, fp16> ah(Space{}, o);
+    o.dense_term = ALSDenseTerm::per_row;
+    ImplicitALS<Space, fp16> bh(Space{}, o);
+    ah.fit(C, 2);
+    bh.fit(C, 2);
+    EXPECT_LT(rel_diff(host_factors(ah.user_factors()), host_factors(bh.user_factors())), 5e-3);
+  }
 }
 
 // The loss reported to the callback matches a dense host evaluation and never increases

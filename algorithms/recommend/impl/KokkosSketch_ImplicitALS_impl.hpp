@@ -513,6 +513,212 @@ struct ALSSolveGeneric {
 };
 
 // ---------------------------------------------------------------------------------------
+// The GEMM dense-term path: every row's CG in lockstep, the dense term of all rows by one GEMM.
+
+/// \brief Workspaces of the GEMM dense-term path (FP32 whatever the factor storage), indexed
+/// by CSR row: the CG vectors x, r, p of every row, D (the GEMM's output, then Ap in place),
+/// r.r of every row (0 once a row is done or empty) and G = YtY + lambda I. Allocated once
+/// per plan for max(users, items) rows.
+template <class MemSpace>
+struct ALSGemmWork {
+  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> x, r, p, d;  ///< rows x k each
+  Kokkos::View<float*, MemSpace> rs;                                ///< rows
+  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> g;           ///< k x k
+};
+
+/// \brief The per-row kernels of the GEMM dense-term path (generic TeamPolicy, a team per
+/// row as ALSSolveGeneric; team size 1 and contiguous loops on host spaces). Between phases
+/// the caller forms D = P G (G = YtY + lambda I) for all rows by one GEMM:
+/// - load: x = p = X(target) (an empty row: x = p = 0, rs = 0), rs = 1 otherwise;
+/// - residual (after D = X G): r = sum_i (c_i - (c_i - 1) y_i.x) y_i - D, p = r, rs = r.r;
+/// - step (after D = P G), for rows with rs > tiny: Ap = D + sum_i (c_i - 1)(y_i.p) y_i,
+///   then the CG update of x, r, p, rs exactly as ALSSolveGeneric (rs = 0 when p.Ap <= 0);
+/// - store: X(target) = x.
+/// The arithmetic is that of ALSSolveGeneric except the dense product's summation order.
+template <class ExecSpace, class S>
+struct ALSGemmCG {
+  using mem = typename ExecSpace::memory_space;
+  using problem_t = ALSSolveProblem<mem, S>;
+  using work_t = ALSGemmWork<mem>;
+  using policy_t = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>,
+                                      Kokkos::IndexType<std::int64_t>>;
+  using member_t = typename policy_t::member_type;
+  static constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
+  enum Phase { load = 0, residual = 1, step = 2, store = 3 };
+
+  problem_t pr;
+  work_t w;
+  int phase = 0;
+
+  /// G = YtY + lambda I (k x k).
+  static void form_g(const ExecSpace& space, const problem_t& pr, const work_t& w) {
+    using md = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+    const auto yty = pr.YtY;
+    const auto g = w.g;
+    const float lambda = pr.lambda;
+    Kokkos::parallel_for(
+        "KokkosSketch::ImplicitALS::gemm_form_g", md(space, {0, 0}, {pr.k, pr.k}),
+        KOKKOS_LAMBDA(std::int64_t a, std::int64_t b) {
+          g(a, b) = a == b ? yty(a, b) + lambda : yty(a, b);
+        });
+  }
+
+  /// Enqueues one phase over all rows.
+  static void run(const ExecSpace& space, const problem_t& pr, const work_t& w, Phase ph) {
+    if (pr.n_rows == 0) return;
+    const int ts = ALSSolveGeneric<ExecSpace, S>::team_size(pr.k);
+    policy_t policy(space, pr.n_rows, ts, 1);
+    ALSGemmCG fn{pr, w, int(ph)};
+    const char* names[] = {"KokkosSketch::ImplicitALS::gemm_cg_load",
+                           "KokkosSketch::ImplicitALS::gemm_cg_residual",
+                           "KokkosSketch::ImplicitALS::gemm_cg_step",
+                           "KokkosSketch::ImplicitALS::gemm_cg_store"};
+    Kokkos::parallel_for(names[ph], policy, fn);
+  }
+
+  KOKKOS_INLINE_FUNCTION float dot_rows(const member_t& team, const float* a,
+                                        const float* b) const {
+    float s = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, pr.k), [&](std::int64_t f, float& acc) { acc += a[f] * b[f]; },
+        s);
+    return s;
+  }
+  KOKKOS_INLINE_FUNCTION float dot_y(const member_t& team, std::int64_t i, const float* v) const {
+    float s = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, pr.k),
+        [&](std::int64_t f, float& acc) { acc += als_load(pr.Y(i, f)) * v[f]; }, s);
+    return s;
+  }
+
+  /// Host version of one row's phase (team size 1): contiguous loops, dot8.
+  KOKKOS_INLINE_FUNCTION void host_phase(std::int64_t row, std::int64_t u, std::int64_t b,
+                                         std::int64_t e) const {
+    using G = ALSSolveGeneric<ExecSpace, S>;
+    const std::int64_t k = pr.k;
+    float* x = &w.x(row, 0);
+    float* r = &w.r(row, 0);
+    float* p = &w.p(row, 0);
+    float* d = &w.d(row, 0);
+    if (phase == residual) {
+      for (std::int64_t f = 0; f < k; ++f) r[f] = -d[f];
+      for (std::int64_t t = b; t < e; ++t) {
+        const float c = pr.conf(t);
+        if (!(c > 0)) continue;
+        const S* y = &pr.Y(pr.entries(t), 0);
+        const float coef = c - (c - 1.0f) * G::dot8(y, x, k);
+        for (std::int64_t f = 0; f < k; ++f) r[f] += coef * als_load(y[f]);
+      }
+      for (std::int64_t f = 0; f < k; ++f) p[f] = r[f];
+      w.rs(row) = G::dot8(r, r, k);
+      return;
+    }
+    // step
+    const float rs = w.rs(row);
+    for (std::int64_t t = b; t < e; ++t) {
+      const float c = pr.conf(t);
+      if (!(c > 0)) continue;
+      const S* y = &pr.Y(pr.entries(t), 0);
+      const float dd = (c - 1.0f) * G::dot8(y, p, k);
+      for (std::int64_t f = 0; f < k; ++f) d[f] += dd * als_load(y[f]);
+    }
+    const float pap = G::dot8(p, d, k);
+    if (!(pap > 0)) {
+      w.rs(row) = 0.0f;
+      return;
+    }
+    const float alpha = rs / pap;
+    for (std::int64_t f = 0; f < k; ++f) {
+      x[f] += alpha * p[f];
+      r[f] -= alpha * d[f];
+    }
+    const float rs_new = G::dot8(r, r, k);
+    const float beta = rs_new / rs;
+    for (std::int64_t f = 0; f < k; ++f) p[f] = r[f] + beta * p[f];
+    w.rs(row) = rs_new;
+    (void)u;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_t& team) const {
+    const std::int64_t row = team.league_rank();
+    const std::int64_t u = pr.targets.extent(0) != 0 ? pr.targets(row) : row;
+    const std::int64_t k = pr.k;
+    const std::int64_t b = pr.row_map(row), e = pr.row_map(row + 1);
+    float* x = &w.x(row, 0);
+    float* r = &w.r(row, 0);
+    float* p = &w.p(row, 0);
+    float* d = &w.d(row, 0);
+    if (phase == load) {
+      bool any = false;
+      for (std::int64_t t = b; t < e && !any; ++t) any = pr.conf(t) > 0;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](std::int64_t f) {
+        const float v = any ? als_load(pr.X(u, f)) : 0.0f;
+        x[f] = v;
+        p[f] = v;
+      });
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { w.rs(row) = any ? 1.0f : 0.0f; });
+      return;
+    }
+    if (phase == store) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k),
+                           [&](std::int64_t f) { pr.X(u, f) = als_store<S>(x[f]); });
+      return;
+    }
+    const float rs = w.rs(row);
+    if (phase == residual ? !(rs > 0) : !(rs > als_cg_tiny)) return;  // empty or done
+    if constexpr (on_host) {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { host_phase(row, u, b, e); });
+      return;
+    }
+    if (phase == residual) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](std::int64_t f) { r[f] = -d[f]; });
+      team.team_barrier();
+      for (std::int64_t t = b; t < e; ++t) {
+        const float c = pr.conf(t);
+        if (!(c > 0)) continue;
+        const std::int64_t i = pr.entries(t);
+        const float coef = c - (c - 1.0f) * dot_y(team, i, x);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k),
+                             [&](std::int64_t f) { r[f] += coef * als_load(pr.Y(i, f)); });
+        team.team_barrier();
+      }
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](std::int64_t f) { p[f] = r[f]; });
+      team.team_barrier();
+      const float rr = dot_rows(team, r, r);
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { w.rs(row) = rr; });
+      return;
+    }
+    // step: Ap (in d) = P G + sum_i (c_i - 1)(y_i.p) y_i
+    for (std::int64_t t = b; t < e; ++t) {
+      const float c = pr.conf(t);
+      if (!(c > 0)) continue;
+      const std::int64_t i = pr.entries(t);
+      const float dd = (c - 1.0f) * dot_y(team, i, p);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k),
+                           [&](std::int64_t f) { d[f] += dd * als_load(pr.Y(i, f)); });
+      team.team_barrier();
+    }
+    const float pap = dot_rows(team, p, d);
+    if (!(pap > 0)) {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { w.rs(row) = 0.0f; });
+      return;
+    }
+    const float alpha = rs / pap;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](std::int64_t f) {
+      x[f] += alpha * p[f];
+      r[f] -= alpha * d[f];
+    });
+    team.team_barrier();
+    const float rs_new = dot_rows(team, r, r);
+    const float beta = rs_new / rs;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k),
+                         [&](std::int64_t f) { p[f] = r[f] + beta * p[f]; });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { w.rs(row) = rs_new; });
+  }
+};
+
+// ---------------------------------------------------------------------------------------
 // Loss.
 
 /// \brief sum over the weighted entries of c (1 - s)^2 - s^2, s = x_u . y_i (the part of the
