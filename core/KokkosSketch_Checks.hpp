@@ -278,8 +278,8 @@ void validate_crs(const char* f, const ExecSpace& space, const CrsMatrix& A,
 /// a bad position. The counter (8 bytes) comes from WorkspaceCache, so a warm call allocates
 /// nothing; it is zeroed on the instance when the check is made.
 ///
-/// A default-constructed check is off: the kernel still skips bad positions, counts nothing,
-/// and verify() does nothing.
+/// A default-constructed check is off (validation turned off by the caller): active() is
+/// false, kernels may then run without the tests, and verify() does nothing.
 template <class ExecSpace>
 class CrsReadCheck {
  public:
@@ -307,6 +307,9 @@ class CrsReadCheck {
   KOKKOS_INLINE_FUNCTION static bool column_ok(std::int64_t c, std::int64_t n_cols) {
     return static_cast<std::uint64_t>(c) < static_cast<std::uint64_t>(n_cols);
   }
+  /// Whether the check is on (a kernel then tests and counts; otherwise it may trust the
+  /// matrix and skip the tests).
+  bool active() const { return m_count != nullptr; }
   /// Counts one bad position (a kernel calls this where row_ok or column_ok failed).
   KOKKOS_INLINE_FUNCTION void report() const {
     if (m_count != nullptr) Kokkos::atomic_increment(m_count);

@@ -336,7 +336,9 @@ struct ALSSolveGeneric {
   static void apply(const ExecSpace& space, const problem_t& pr) {
     if (pr.n_rows == 0) return;
     const int ts = team_size(pr.k);
-    const std::size_t bytes = scratch_t::shmem_size(4 * pr.k);
+    // Four Views of k floats, each allocated (and aligned) on its own: four shmem_size(k),
+    // not shmem_size(4 k), or the last one can come back null.
+    const std::size_t bytes = 4 * scratch_t::shmem_size(pr.k);
     policy_t policy(space, pr.n_rows, ts, 1);
     const int level = bytes <= std::size_t(policy_t::scratch_size_max(0)) ? 0 : 1;
     policy.set_scratch_size(level, Kokkos::PerTeam(bytes));

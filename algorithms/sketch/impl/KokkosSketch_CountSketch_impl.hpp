@@ -151,13 +151,15 @@ void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, 
 
 /// Y = S A for A in CSR form (n x d), atomic path: row j's nonzeros are added, times s(j),
 /// to row h(j) of Y (Y must be zero); one thread per row, vector lanes over its nonzeros.
-/// The CSR checks are fused in (CrsReadCheck): a row with bad offsets and a column index
-/// outside [0, d) are skipped and counted, so an invalid matrix is never read out of bounds.
-template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
-void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
-                             const RowMap& row_map, const Entries& entries,
-                             const Values& values, const YView& Y,
-                             const CrsReadCheck<ExecSpace>& check) {
+/// With Validate, the CSR checks are fused in (CrsReadCheck): a row with bad offsets and a
+/// column index outside [0, d) are skipped and counted, so an invalid matrix is never read
+/// out of bounds; without, the kernel trusts the matrix (validate_crs = false).
+template <bool Validate, class ExecSpace, class RowMap, class Entries, class Values,
+          class YView>
+void count_sketch_crs_atomic_kernel(const ExecSpace& space, const CountSketchOp& S,
+                                    const RowMap& row_map, const Entries& entries,
+                                    const Values& values, const YView& Y,
+                                    const CrsReadCheck<ExecSpace>& check) {
   using y_value = typename YView::non_const_value_type;
   using policy_t = Kokkos::TeamPolicy<ExecSpace>;
   using member_t = typename policy_t::member_type;
@@ -178,17 +180,20 @@ void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
           if (j >= n) return;
           const CountSketchOp::Draw dr = S.draw(j);
           const std::int64_t k0 = std::int64_t(row_map(j)), k1 = std::int64_t(row_map(j + 1));
-          const bool row_ok = check_t::row_ok(j, n, nnz, k0, k1);
-          if (!row_ok) {
-            Kokkos::single(Kokkos::PerThread(tm), [&] { check.report(); });
-            return;
+          if (Validate) {  // not constexpr: nvcc cannot first-capture in one
+            if (!check_t::row_ok(j, n, nnz, k0, k1)) {
+              Kokkos::single(Kokkos::PerThread(tm), [&] { check.report(); });
+              return;
+            }
           }
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, k1 - k0), [&](const std::int64_t q) {
             const y_value a = y_value(values(k0 + q));
             const std::int64_t c = std::int64_t(entries(k0 + q));
-            if (!check_t::column_ok(c, d)) {
-              check.report();
-              return;
+            if (Validate) {  // not constexpr: nvcc cannot first-capture in one
+              if (!check_t::column_ok(c, d)) {
+                check.report();
+                return;
+              }
             }
             y_value* const y = &Y(dr.bucket, c);
             if constexpr (is_serial_space_v<ExecSpace>) {
@@ -201,15 +206,29 @@ void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
       });
 }
 
-/// Y = S A for A in CSR form, deterministic path: one thread per bucket zeroes its row of Y
-/// and adds the bucket's rows of A in ascending row order, nonzeros in stored order. The CSR
-/// checks are fused in as in count_sketch_crs_atomic (each row is read by one bucket, so
-/// each bad position is counted once).
+/// Y = S A for A in CSR form (n x d), atomic path (Y must be zero): the checked kernel when
+/// `check` is active (CrsReadCheck), the trusting one otherwise.
 template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
-void count_sketch_crs_deterministic(const ExecSpace& space, const CountSketchOp& S,
-                                    const RowMap& row_map, const Entries& entries,
-                                    const Values& values, const YView& Y,
-                                    const CrsReadCheck<ExecSpace>& check) {
+void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
+                             const RowMap& row_map, const Entries& entries,
+                             const Values& values, const YView& Y,
+                             const CrsReadCheck<ExecSpace>& check) {
+  if (check.active())
+    count_sketch_crs_atomic_kernel<true>(space, S, row_map, entries, values, Y, check);
+  else
+    count_sketch_crs_atomic_kernel<false>(space, S, row_map, entries, values, Y, check);
+}
+
+/// Y = S A for A in CSR form, deterministic path: one thread per bucket zeroes its row of Y
+/// and adds the bucket's rows of A in ascending row order, nonzeros in stored order. With
+/// Validate the CSR checks are fused in as in count_sketch_crs_atomic_kernel (each row is read
+/// by one bucket, so each bad position is counted once).
+template <bool Validate, class ExecSpace, class RowMap, class Entries, class Values,
+          class YView>
+void count_sketch_crs_deterministic_kernel(const ExecSpace& space, const CountSketchOp& S,
+                                           const RowMap& row_map, const Entries& entries,
+                                           const Values& values, const YView& Y,
+                                           const CrsReadCheck<ExecSpace>& check) {
   using y_value = typename YView::non_const_value_type;
   using check_t = CrsReadCheck<ExecSpace>;
   const auto bk = count_sketch_buckets(space, S);
@@ -227,21 +246,38 @@ void count_sketch_crs_deterministic(const ExecSpace& space, const CountSketchOp&
           const std::int64_t j = std::int64_t(w & ~cs_neg_bit);
           const bool neg = (w & cs_neg_bit) != 0;
           const std::int64_t k0 = std::int64_t(row_map(j)), k1 = std::int64_t(row_map(j + 1));
-          if (!check_t::row_ok(j, n, nnz, k0, k1)) {
-            check.report();
-            continue;
+          if (Validate) {  // not constexpr: nvcc cannot first-capture in one
+            if (!check_t::row_ok(j, n, nnz, k0, k1)) {
+              check.report();
+              continue;
+            }
           }
           for (std::int64_t k = k0; k < k1; ++k) {
             const std::int64_t c = std::int64_t(entries(k));
-            if (!check_t::column_ok(c, d)) {
-              check.report();
-              continue;
+            if (Validate) {  // not constexpr: nvcc cannot first-capture in one
+              if (!check_t::column_ok(c, d)) {
+                check.report();
+                continue;
+              }
             }
             const y_value a = y_value(values(k));
             Y(b, c) = neg ? Y(b, c) - a : Y(b, c) + a;
           }
         }
       });
+}
+
+/// Y = S A for A in CSR form, deterministic path: the checked kernel when `check` is active,
+/// the trusting one otherwise.
+template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
+void count_sketch_crs_deterministic(const ExecSpace& space, const CountSketchOp& S,
+                                    const RowMap& row_map, const Entries& entries,
+                                    const Values& values, const YView& Y,
+                                    const CrsReadCheck<ExecSpace>& check) {
+  if (check.active())
+    count_sketch_crs_deterministic_kernel<true>(space, S, row_map, entries, values, Y, check);
+  else
+    count_sketch_crs_deterministic_kernel<false>(space, S, row_map, entries, values, Y, check);
 }
 
 }  // namespace Impl
