@@ -150,61 +150,59 @@ void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, 
 }
 
 /// Y = S A for A in CSR form (n x d), atomic path: row j's nonzeros are added, times s(j),
-/// to row h(j) of Y (Y must be zero); one thread per row, vector lanes over its nonzeros.
-/// With Validate, the CSR checks are fused in (CrsReadCheck): a row with bad offsets and a
-/// column index outside [0, d) are skipped and counted, so an invalid matrix is never read
-/// out of bounds; without, the kernel trusts the matrix (validate_crs = false).
+/// to row h(j) of Y (Y must be zero); one thread per row (`team` rows per team), vector lanes
+/// over its nonzeros. With Validate, the CSR checks are fused in (CrsReadCheck): a row with
+/// bad offsets and a column index outside [0, d) are skipped and counted, so an invalid
+/// matrix is never read out of bounds; without, the kernel trusts the matrix
+/// (validate_crs = false). A named functor, not an extended lambda: nvcc's host-device lambda
+/// wrapper crashed on the host (a null copy function) when the bad-input translation units
+/// instantiated this kernel.
 template <bool Validate, class ExecSpace, class RowMap, class Entries, class Values,
           class YView>
-void count_sketch_crs_atomic_kernel(const ExecSpace& space, const CountSketchOp& S,
-                                    const RowMap& row_map, const Entries& entries,
-                                    const Values& values, const YView& Y,
-                                    const CrsReadCheck<ExecSpace>& check) {
+struct CountSketchCrsAtomicKernel {
   using y_value = typename YView::non_const_value_type;
-  using policy_t = Kokkos::TeamPolicy<ExecSpace>;
-  using member_t = typename policy_t::member_type;
+  using member_t = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using check_t = CrsReadCheck<ExecSpace>;
-  int team = 1, vector = 1;
-  if constexpr (!is_host_space_v<ExecSpace>) {
-    vector = 8;
-    team = 32;
-  }
-  const std::int64_t n = S.cols();
-  const std::int64_t nnz = std::int64_t(entries.extent(0)), d = std::int64_t(Y.extent(1));
-  const std::int64_t league = (n + team - 1) / team;
-  Kokkos::parallel_for(
-      "KokkosSketch::count_sketch[crs_atomic]", policy_t(space, league, team, vector),
-      KOKKOS_LAMBDA(const member_t& tm) {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, team), [&](const int t) {
-          const std::int64_t j = std::int64_t(tm.league_rank()) * team + t;
-          if (j >= n) return;
-          const CountSketchOp::Draw dr = S.draw(j);
-          const std::int64_t k0 = std::int64_t(row_map(j)), k1 = std::int64_t(row_map(j + 1));
-          if (Validate) {  // not constexpr: nvcc cannot first-capture in one
-            if (!check_t::row_ok(j, n, nnz, k0, k1)) {
-              Kokkos::single(Kokkos::PerThread(tm), [&] { check.report(); });
-              return;
-            }
+  CountSketchOp S;
+  RowMap row_map;
+  Entries entries;
+  Values values;
+  YView Y;
+  check_t check;
+  std::int64_t n, nnz, d;
+  int team;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_t& tm) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, team), [&](const int t) {
+      const std::int64_t j = std::int64_t(tm.league_rank()) * team + t;
+      if (j >= n) return;
+      const CountSketchOp::Draw dr = S.draw(j);
+      const std::int64_t k0 = std::int64_t(row_map(j)), k1 = std::int64_t(row_map(j + 1));
+      if constexpr (Validate) {
+        if (!check_t::row_ok(j, n, nnz, k0, k1)) {
+          Kokkos::single(Kokkos::PerThread(tm), [&] { check.report(); });
+          return;
+        }
+      }
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, k1 - k0), [&](const std::int64_t q) {
+        const y_value a = y_value(values(k0 + q));
+        const std::int64_t c = std::int64_t(entries(k0 + q));
+        if constexpr (Validate) {
+          if (!check_t::column_ok(c, d)) {
+            check.report();
+            return;
           }
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, k1 - k0), [&](const std::int64_t q) {
-            const y_value a = y_value(values(k0 + q));
-            const std::int64_t c = std::int64_t(entries(k0 + q));
-            if (Validate) {  // not constexpr: nvcc cannot first-capture in one
-              if (!check_t::column_ok(c, d)) {
-                check.report();
-                return;
-              }
-            }
-            y_value* const y = &Y(dr.bucket, c);
-            if constexpr (is_serial_space_v<ExecSpace>) {
-              *y += dr.negative ? -a : a;
-            } else {
-              Kokkos::atomic_add(y, dr.negative ? -a : a);
-            }
-          });
-        });
+        }
+        y_value* const y = &Y(dr.bucket, c);
+        if constexpr (is_serial_space_v<ExecSpace>) {
+          *y += dr.negative ? -a : a;
+        } else {
+          Kokkos::atomic_add(y, dr.negative ? -a : a);
+        }
       });
-}
+    });
+  }
+};
 
 /// Y = S A for A in CSR form (n x d), atomic path (Y must be zero): the checked kernel when
 /// `check` is active (CrsReadCheck), the trusting one otherwise.
@@ -213,59 +211,72 @@ void count_sketch_crs_atomic(const ExecSpace& space, const CountSketchOp& S,
                              const RowMap& row_map, const Entries& entries,
                              const Values& values, const YView& Y,
                              const CrsReadCheck<ExecSpace>& check) {
-  if (check.active())
-    count_sketch_crs_atomic_kernel<true>(space, S, row_map, entries, values, Y, check);
-  else
-    count_sketch_crs_atomic_kernel<false>(space, S, row_map, entries, values, Y, check);
+  int team = 1, vector = 1;
+  if constexpr (!is_host_space_v<ExecSpace>) {
+    vector = 8;
+    team = 32;
+  }
+  const std::int64_t n = S.cols();
+  const std::int64_t nnz = std::int64_t(entries.extent(0)), d = std::int64_t(Y.extent(1));
+  const Kokkos::TeamPolicy<ExecSpace> policy(space, (n + team - 1) / team, team, vector);
+  const char* label = "KokkosSketch::count_sketch[crs_atomic]";
+  if (check.active()) {
+    Kokkos::parallel_for(label, policy,
+                         CountSketchCrsAtomicKernel<true, ExecSpace, RowMap, Entries, Values, YView>{
+                             S, row_map, entries, values, Y, check, n, nnz, d, team});
+  } else {
+    Kokkos::parallel_for(
+        label, policy,
+        CountSketchCrsAtomicKernel<false, ExecSpace, RowMap, Entries, Values, YView>{
+            S, row_map, entries, values, Y, check, n, nnz, d, team});
+  }
 }
 
 /// Y = S A for A in CSR form, deterministic path: one thread per bucket zeroes its row of Y
 /// and adds the bucket's rows of A in ascending row order, nonzeros in stored order. With
-/// Validate the CSR checks are fused in as in count_sketch_crs_atomic_kernel (each row is read
-/// by one bucket, so each bad position is counted once).
+/// Validate the CSR checks are fused in as in CountSketchCrsAtomicKernel (each row is read by
+/// one bucket, so each bad position is counted once).
 template <bool Validate, class ExecSpace, class RowMap, class Entries, class Values,
-          class YView>
-void count_sketch_crs_deterministic_kernel(const ExecSpace& space, const CountSketchOp& S,
-                                           const RowMap& row_map, const Entries& entries,
-                                           const Values& values, const YView& Y,
-                                           const CrsReadCheck<ExecSpace>& check) {
+          class YView, class Offsets, class Perm>
+struct CountSketchCrsDeterministicKernel {
   using y_value = typename YView::non_const_value_type;
   using check_t = CrsReadCheck<ExecSpace>;
-  const auto bk = count_sketch_buckets(space, S);
-  const auto offsets = bk.offsets;
-  const auto perm = bk.perm;
-  const std::int64_t n = S.cols();
-  const std::int64_t nnz = std::int64_t(entries.extent(0)), d = std::int64_t(Y.extent(1));
-  Kokkos::parallel_for(
-      "KokkosSketch::count_sketch[crs_deterministic]",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, S.rows()),
-      KOKKOS_LAMBDA(std::int64_t b) {
-        for (std::int64_t c = 0; c < d; ++c) Y(b, c) = y_value(0);
-        for (std::int64_t e = offsets(b); e < offsets(b + 1); ++e) {
-          const std::uint64_t w = perm(e);
-          const std::int64_t j = std::int64_t(w & ~cs_neg_bit);
-          const bool neg = (w & cs_neg_bit) != 0;
-          const std::int64_t k0 = std::int64_t(row_map(j)), k1 = std::int64_t(row_map(j + 1));
-          if (Validate) {  // not constexpr: nvcc cannot first-capture in one
-            if (!check_t::row_ok(j, n, nnz, k0, k1)) {
-              check.report();
-              continue;
-            }
-          }
-          for (std::int64_t k = k0; k < k1; ++k) {
-            const std::int64_t c = std::int64_t(entries(k));
-            if (Validate) {  // not constexpr: nvcc cannot first-capture in one
-              if (!check_t::column_ok(c, d)) {
-                check.report();
-                continue;
-              }
-            }
-            const y_value a = y_value(values(k));
-            Y(b, c) = neg ? Y(b, c) - a : Y(b, c) + a;
+  RowMap row_map;
+  Entries entries;
+  Values values;
+  YView Y;
+  Offsets offsets;
+  Perm perm;
+  check_t check;
+  std::int64_t n, nnz, d;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t b) const {
+    for (std::int64_t c = 0; c < d; ++c) Y(b, c) = y_value(0);
+    for (std::int64_t e = offsets(b); e < offsets(b + 1); ++e) {
+      const std::uint64_t w = perm(e);
+      const std::int64_t j = std::int64_t(w & ~cs_neg_bit);
+      const bool neg = (w & cs_neg_bit) != 0;
+      const std::int64_t k0 = std::int64_t(row_map(j)), k1 = std::int64_t(row_map(j + 1));
+      if constexpr (Validate) {
+        if (!check_t::row_ok(j, n, nnz, k0, k1)) {
+          check.report();
+          continue;
+        }
+      }
+      for (std::int64_t k = k0; k < k1; ++k) {
+        const std::int64_t c = std::int64_t(entries(k));
+        if constexpr (Validate) {
+          if (!check_t::column_ok(c, d)) {
+            check.report();
+            continue;
           }
         }
-      });
-}
+        const y_value a = y_value(values(k));
+        Y(b, c) = neg ? Y(b, c) - a : Y(b, c) + a;
+      }
+    }
+  }
+};
 
 /// Y = S A for A in CSR form, deterministic path: the checked kernel when `check` is active,
 /// the trusting one otherwise.
@@ -274,10 +285,27 @@ void count_sketch_crs_deterministic(const ExecSpace& space, const CountSketchOp&
                                     const RowMap& row_map, const Entries& entries,
                                     const Values& values, const YView& Y,
                                     const CrsReadCheck<ExecSpace>& check) {
-  if (check.active())
-    count_sketch_crs_deterministic_kernel<true>(space, S, row_map, entries, values, Y, check);
-  else
-    count_sketch_crs_deterministic_kernel<false>(space, S, row_map, entries, values, Y, check);
+  const auto bk = count_sketch_buckets(space, S);
+  using off_t = std::decay_t<decltype(bk.offsets)>;
+  using perm_t = std::decay_t<decltype(bk.perm)>;
+  const std::int64_t n = S.cols();
+  const std::int64_t nnz = std::int64_t(entries.extent(0)), d = std::int64_t(Y.extent(1));
+  const Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>> policy(space, 0,
+                                                                               S.rows());
+  const char* label = "KokkosSketch::count_sketch[crs_deterministic]";
+  if (check.active()) {
+    Kokkos::parallel_for(
+        label, policy,
+        CountSketchCrsDeterministicKernel<true, ExecSpace, RowMap, Entries, Values, YView, off_t,
+                                          perm_t>{row_map, entries, values, Y, bk.offsets,
+                                                  bk.perm, check, n, nnz, d});
+  } else {
+    Kokkos::parallel_for(
+        label, policy,
+        CountSketchCrsDeterministicKernel<false, ExecSpace, RowMap, Entries, Values, YView, off_t,
+                                          perm_t>{row_map, entries, values, Y, bk.offsets,
+                                                  bk.perm, check, n, nnz, d});
+  }
 }
 
 }  // namespace Impl
