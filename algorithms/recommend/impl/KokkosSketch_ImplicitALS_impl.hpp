@@ -12,6 +12,7 @@
 #include <KokkosSketch_Draws.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_Philox.hpp>
+#include <impl/KokkosSketch_HeapSort_impl.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -192,39 +193,12 @@ ALSGraph<typename ExecSpace::memory_space> als_transpose(
           tcf(pos) = cf(k);
         }
       });
-  // Heap sort of every row by (column, weight bits): O(d log d) per row of d entries.
+  // Every row sorted by (column, weight): the order depends only on the entries, not on the
+  // order the atomic fill wrote them in. The weights are finite and >= 0 (checked), where
+  // the float order is the order of their bits.
   Kokkos::parallel_for(
       "KokkosSketch::ImplicitALS::transpose_sort", range(space, 0, t.n_rows),
-      KOKKOS_LAMBDA(std::int64_t r) {
-        const std::int64_t b = trm(r), n = trm(r + 1) - b;
-        auto less = [&](std::int64_t i, std::int64_t j) {
-          const std::int64_t ci = ten(b + i), cj = ten(b + j);
-          if (ci != cj) return ci < cj;
-          return float_bits(tcf(b + i)) < float_bits(tcf(b + j));
-        };
-        auto swap = [&](std::int64_t i, std::int64_t j) {
-          const std::int64_t e = ten(b + i);
-          ten(b + i) = ten(b + j);
-          ten(b + j) = e;
-          const float v = tcf(b + i);
-          tcf(b + i) = tcf(b + j);
-          tcf(b + j) = v;
-        };
-        auto sift = [&](std::int64_t root, std::int64_t end) {
-          while (2 * root + 1 < end) {
-            std::int64_t child = 2 * root + 1;
-            if (child + 1 < end && less(child, child + 1)) ++child;
-            if (!less(root, child)) return;
-            swap(root, child);
-            root = child;
-          }
-        };
-        for (std::int64_t s = n / 2 - 1; s >= 0; --s) sift(s, n);
-        for (std::int64_t end = n - 1; end > 0; --end) {
-          swap(0, end);
-          sift(0, end);
-        }
-      });
+      KOKKOS_LAMBDA(std::int64_t r) { heap_sort_pairs(ten, tcf, trm(r), trm(r + 1)); });
   als_order_rows(space, t);
   return t;
 }

@@ -14,6 +14,7 @@
 #define KOKKOSSKETCH_MODIFIEDADSORPTION_IMPL_HPP
 
 #include <KokkosSketch_Compat.hpp>
+#include <impl/KokkosSketch_HeapSort_impl.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -77,40 +78,6 @@ void mad_count_bad_weights(const ExecSpace& space, const Values& values, std::in
       neg, bad);
   negative = neg;
   nonfinite = bad;
-}
-
-/// In-place heap sort of (key, value) pairs keys[lo, hi), ordered by key then value (the
-/// order is a function of the multiset only: deterministic whatever the fill order).
-template <class K, class V>
-KOKKOS_INLINE_FUNCTION void mad_heap_sort(const K& keys, const V& vals, std::int64_t lo,
-                                          std::int64_t hi) {
-  const std::int64_t n = hi - lo;
-  auto less = [&](std::int64_t i, std::int64_t j) {
-    return keys(lo + i) < keys(lo + j) ||
-           (keys(lo + i) == keys(lo + j) && vals(lo + i) < vals(lo + j));
-  };
-  auto swap = [&](std::int64_t i, std::int64_t j) {
-    const auto tk = keys(lo + i);
-    keys(lo + i) = keys(lo + j);
-    keys(lo + j) = tk;
-    const auto tv = vals(lo + i);
-    vals(lo + i) = vals(lo + j);
-    vals(lo + j) = tv;
-  };
-  auto sift = [&](std::int64_t root, std::int64_t end) {
-    while (2 * root + 1 < end) {
-      std::int64_t child = 2 * root + 1;
-      if (child + 1 < end && less(child, child + 1)) ++child;
-      if (!less(root, child)) return;
-      swap(root, child);
-      root = child;
-    }
-  };
-  for (std::int64_t s = n / 2 - 1; s >= 0; --s) sift(s, n);
-  for (std::int64_t end = n - 1; end > 0; --end) {
-    swap(0, end);
-    sift(0, end);
-  }
 }
 
 /// Row entropies of W (diagonal entries skipped): H_v = -sum_u P_vu ln P_vu with
@@ -204,7 +171,7 @@ void mad_build_operator(const ExecSpace& space, const RowMap& row_map, const Ent
     Kokkos::parallel_for(
         "KokkosSketch::mad_transpose_sort", policy(space, 0, n),
         KOKKOS_LAMBDA(const std::int64_t u) {
-          mad_heap_sort(t_col, t_val, in_off(u), in_off(u + 1));
+          heap_sort_pairs(t_col, t_val, in_off(u), in_off(u + 1));
         });
   }
   // Row offsets of P: out-degree plus in-degree.
