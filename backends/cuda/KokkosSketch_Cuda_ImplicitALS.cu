@@ -355,7 +355,8 @@ __device__ __forceinline__ void block_row_gram(const float* __restrict__ yty, in
   }
 }
 
-/// Block-per-row CG (see the file comment). Dynamic shared memory: k + 8 floats.
+/// Block-per-row CG (see the file comment). Dynamic shared memory: 8 floats, then k floats
+/// padded (launch_block).
 template <int F, Storage S>
 __global__ void __launch_bounds__(block_threads) cg_block_kernel(Problem pr) {
   using E = Elem<S>;
@@ -467,7 +468,10 @@ void launch_warp(const Problem& pr, const Config& cfg, cudaStream_t stream) {
 
 template <int F, Storage S>
 void launch_block(const Problem& pr, cudaStream_t stream) {
-  const std::size_t bytes = sizeof(float) * std::size_t(pr.k + block_threads / 32);
+  // s_red (block_threads / 32 floats), then s_v (k floats), padded to a multiple of 4 floats
+  // plus 4: memcheck saw 12-byte shared reads at the end of s_v in block_row_gram (k = 1025).
+  const std::size_t bytes =
+      sizeof(float) * std::size_t((pr.k + 3) / 4 * 4 + 4 + block_threads / 32);
   const std::int64_t blocks = std::min<std::int64_t>(pr.n_rows, max_grid);
   auto kernel = cg_block_kernel<F, S>;
   allow_smem(kernel, bytes);
