@@ -266,33 +266,64 @@ void validate_crs(const char* f, const ExecSpace& space, const CrsMatrix& A,
                         " out of range)");
 }
 
+/// \brief Memory for the verdict flag of a fused check (CrsReadCheck): memory the execution
+/// space writes and the host reads in place, so that arming the flag and reading the verdict
+/// need no copy launch. Host spaces: HostSpace. CUDA: pinned host memory (mapped into the
+/// device's address space; the kernel writes it only where it finds a bad position). Any other
+/// backend: its own memory space, read back by a copy.
+template <class ExecSpace>
+struct CheckFlagSpace {
+  using type = typename ExecSpace::memory_space;  ///< the flag's memory space
+};
+#if defined(KOKKOS_ENABLE_CUDA)
+/// CUDA: pinned host memory (CudaHostPinnedSpace, device-accessible).
+template <>
+struct CheckFlagSpace<Kokkos::Cuda> {
+  using type = Kokkos::CudaHostPinnedSpace;  ///< the flag's memory space
+};
+#endif
+
 /// \brief The checks of validate_crs, fused into a kernel that reads every row of the matrix
 /// anyway (count_sketch of a CRS A): the kernel tests each row's two offsets where the row
 /// starts and each column index it reads, skips what is bad (so an invalid matrix is never
-/// read out of bounds) and counts it here; verify() reads the count after the kernel.
+/// read out of bounds) and raises a flag; verify() reads the flag after the kernel.
 ///
 /// Equivalent to validate_crs: row j is good when 0 <= row_map(j) <= row_map(j + 1) <= nnz,
 /// with row_map(0) = 0 for j = 0 and row_map(numRows) = nnz for the last row; every row good
 /// is exactly a valid row map, and then every column index belongs to one row and is tested
-/// once. Cost in the kernel: two comparisons per row, one per nonzero, and an atomic only on
-/// a bad position. The counter (8 bytes) comes from WorkspaceCache, so a warm call allocates
-/// nothing; it is zeroed on the instance when the check is made.
+/// once. Cost in the kernel: two comparisons per row, one per nonzero, and a store only on a
+/// bad position. The flag (4 bytes, CheckFlagSpace: pinned host memory on CUDA) comes from
+/// WorkspaceCache, so a warm call allocates nothing; the host clears it when the check is
+/// made and reads it in place after the instance's fence, so the check adds no launch and no
+/// copy to the call (run H200-15 in docs/performance.md measured the cost).
+///
+/// The flag belongs to the instance (WorkspaceKey) and is only touched between the check's
+/// construction and verify(), which fences the instance: the next call on the instance finds
+/// it idle. Every writer stores the same value 1 (a benign race, through a volatile store:
+/// device-scope atomics on mapped host memory are not guaranteed on every system).
 ///
 /// A default-constructed check is off (validation turned off by the caller): active() is
 /// false, kernels may then run without the tests, and verify() does nothing.
 template <class ExecSpace>
 class CrsReadCheck {
  public:
+  using flag_space = typename CheckFlagSpace<ExecSpace>::type;  ///< where the flag lives
+  /// Whether the host reads and writes the flag in place.
+  static constexpr bool host_flag =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, flag_space>::accessible;
+
   /// An inactive check (validation turned off).
   CrsReadCheck() = default;
-  /// An active check whose counter is zeroed on `space`.
+  /// An active check whose flag is cleared for a kernel on `space`.
   /// \param [in] space the instance the kernel will run on
   explicit CrsReadCheck(const ExecSpace& space)
-      : m_count(static_cast<unsigned long long*>(
-            WorkspaceCache<typename ExecSpace::memory_space>::get(
-                WorkspaceKey<ExecSpace>::get(space), "crs_read_check",
-                sizeof(unsigned long long)))) {
-    Kokkos::deep_copy(space, counter_view(), 0ull);
+      : m_flag(static_cast<unsigned*>(WorkspaceCache<flag_space>::get(
+            WorkspaceKey<ExecSpace>::get(space), "crs_read_check", sizeof(unsigned)))) {
+    if constexpr (host_flag) {
+      *static_cast<volatile unsigned*>(m_flag) = 0u;  // idle: the last verify() fenced
+    } else {
+      Kokkos::deep_copy(space, flag_view(), 0u);
+    }
   }
 
   /// Whether row j (of n_rows, in a matrix of nnz entries) has good offsets o0 = row_map(j)
@@ -307,17 +338,17 @@ class CrsReadCheck {
   KOKKOS_INLINE_FUNCTION static bool column_ok(std::int64_t c, std::int64_t n_cols) {
     return static_cast<std::uint64_t>(c) < static_cast<std::uint64_t>(n_cols);
   }
-  /// Whether the check is on (a kernel then tests and counts; otherwise it may trust the
+  /// Whether the check is on (a kernel then tests and reports; otherwise it may trust the
   /// matrix and skip the tests).
-  bool active() const { return m_count != nullptr; }
-  /// Counts one bad position (a kernel calls this where row_ok or column_ok failed).
+  bool active() const { return m_flag != nullptr; }
+  /// Reports a bad position (a kernel calls this where row_ok or column_ok failed).
   KOKKOS_INLINE_FUNCTION void report() const {
-    if (m_count != nullptr) Kokkos::atomic_increment(m_count);
+    if (m_flag != nullptr) *static_cast<volatile unsigned*>(m_flag) = 1u;
   }
 
-  /// Reads the count after the kernel (waits for `space`: the verdict is a host value) and,
+  /// Reads the flag after the kernel (waits for `space`: the verdict is a host value) and,
   /// when the kernel found a problem, throws validate_crs's error for it (validate_crs runs
-  /// once more to name the first bad position).
+  /// once more to name the first bad position and count the bad ones).
   /// \param [in] f the public function's name, for the error
   /// \param [in] space the instance the kernel ran on
   /// \param [in] A the matrix the kernel read
@@ -328,28 +359,31 @@ class CrsReadCheck {
               const char* name = "A") const;
 
  private:
-  Kokkos::View<unsigned long long, typename ExecSpace::memory_space,
-               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-  counter_view() const {
-    return decltype(counter_view())(m_count);
+  Kokkos::View<unsigned, flag_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flag_view() const {
+    return decltype(flag_view())(m_flag);
   }
-  unsigned long long* m_count = nullptr;
+  unsigned* m_flag = nullptr;
 };
 
 template <class ExecSpace>
 template <class CrsMatrix>
 void CrsReadCheck<ExecSpace>::verify(const char* f, const ExecSpace& space, const CrsMatrix& A,
                                      const char* name) const {
-  if (m_count == nullptr) return;
-  unsigned long long bad = 0;
-  Kokkos::deep_copy(space, Kokkos::View<unsigned long long, Kokkos::HostSpace,
-                                        Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&bad),
-                    counter_view());
-  space.fence();
+  if (m_flag == nullptr) return;
+  unsigned bad = 0;
+  if constexpr (host_flag) {
+    space.fence();
+    bad = *static_cast<volatile unsigned*>(m_flag);
+  } else {
+    Kokkos::deep_copy(space, Kokkos::View<unsigned, Kokkos::HostSpace,
+                                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&bad),
+                      flag_view());
+    space.fence();
+  }
   if (bad == 0) return;
   validate_crs(f, space, A, name);  // names the first bad position
-  KOKKOSSKETCH_THROW_IF(true, f, name, " had ", bad, " bad CSR positions while the kernel read ",
-                        "it, but none after it: was it modified during the call?");
+  KOKKOSSKETCH_THROW_IF(true, f, name, " had bad CSR positions while the kernel read it, ",
+                        "but none after it: was it modified during the call?");
 }
 
 /// \brief The extents of Y = S A, for an operator S (rows() x cols()), an n x d matrix A
