@@ -16,10 +16,15 @@
 ///   (and carries R - 1), giving R^2 FMAs per 2R shared loads; the p tile is stored with one
 ///   padding word per 32 (index x at x + x / 32), so the stride-R reads of a warp are mostly
 ///   free of bank conflicts;
-/// - tiles that lie wholly below (all terms in r[i]) or above (all in r[i + m]) the triangle
-///   boundary take the unrolled path; the few that straddle it, and the last partial tile,
-///   take a per-term select loop bounded by the true tile length (so an Inf in p never meets
-///   a padding zero);
+/// - one running sum per slot: a slot's terms for r[i] (j <= i) come before those for
+///   r[i + m] in ascending j, so the sum is saved and restarted once, at term i + 1 (the
+///   swap); a block of R terms with no swap for the thread takes the plain unrolled path, one
+///   with a swap the same path with a per-(term, slot) test, so tiles that straddle the
+///   triangle boundary (all of them at batch sizes like 512) run at nearly full speed; the
+///   last partial tile takes a per-term loop bounded by the true tile length (so an Inf in p
+///   never meets a padding zero);
+/// - the term loop of a tile fully unrolled (the window shifts become register renames) and
+///   q read R at a time in 16-byte shared broadcasts;
 /// - split-K: when batch x blocks would leave the GPU idle (one long convolution), the q
 ///   tiles are split over `splits` blocks writing partial sums to a workspace, summed by a
 ///   second kernel in split order (deterministic).
@@ -80,6 +85,28 @@ __device__ __forceinline__ void wait_async() {
 #endif
 }
 
+/// v[0..R) = s[0..R) from shared memory in 16-byte loads (s 16-byte aligned): a warp whose
+/// threads all read the same s gets it as a broadcast, R / 4 (float) or R / 2 (double) loads
+/// instead of R.
+__device__ __forceinline__ void load_run(float (&v)[R], const float* s) {
+#pragma unroll
+  for (int x = 0; x < R; x += 4) {
+    const float4 w = *reinterpret_cast<const float4*>(s + x);
+    v[x] = w.x;
+    v[x + 1] = w.y;
+    v[x + 2] = w.z;
+    v[x + 3] = w.w;
+  }
+}
+__device__ __forceinline__ void load_run(double (&v)[R], const double* s) {
+#pragma unroll
+  for (int x = 0; x < R; x += 2) {
+    const double2 w = *reinterpret_cast<const double2*>(s + x);
+    v[x] = w.x;
+    v[x + 1] = w.y;
+  }
+}
+
 // ------------------------------------------------------------------------------------------
 // Forward
 // ------------------------------------------------------------------------------------------
@@ -110,9 +137,13 @@ __global__ void __launch_bounds__(BLOCK) forward_tiled(ForwardProblem<T> pr,
   const std::int64_t tile_begin = s * per;
   const std::int64_t tile_end = tile_begin + per < ntiles ? tile_begin + per : ntiles;
 
-  T lo[R], hi[R];
+  // One running sum per slot: terms j <= i go to r[i] and come first (ascending j), so acc[c]
+  // collects r[i]'s terms until term sw0 + c = i + 1, where it is saved to lo[c] and restarted
+  // for r[i + m] (the swap). A split that starts past the swap never sees it: lo stays 0.
+  T acc[R], lo[R];
 #pragma unroll
-  for (int c = 0; c < R; ++c) lo[c] = hi[c] = T(0);
+  for (int c = 0; c < R; ++c) acc[c] = lo[c] = T(0);
+  const std::int64_t sw0 = i0 + R * tid + 1;  // slot c swaps at term sw0 + c
 
   auto load = [&](int st, std::int64_t j0) {
     const std::int64_t kmax = n - j0 < TJ ? n - j0 : TJ;
@@ -152,20 +183,39 @@ __global__ void __launch_bounds__(BLOCK) forward_tiled(ForwardProblem<T> pr,
     const T* P = ps[st];
     const T* Q = qs[st];
     const int kmax = n - j0 < TJ ? int(n - j0) : TJ;
-    const bool all_lo = kmax == TJ && j0 + TJ - 1 <= i0;
-    const bool all_hi = kmax == TJ && j0 > i0 + TI - 1;
-    // The unrolled path on lo or hi (two call sites, so each array stays in registers).
-    auto full = [&](T(&acc)[R]) {
+    // Where this thread's swaps fall relative to the tile: slot c swaps at tile term
+    // dsw + c (outside [0, TJ) for most tiles).
+    const std::int64_t dsw64 = sw0 - j0;
+    const int dsw = dsw64 < -2 * TJ ? -2 * TJ : (dsw64 > 2 * TJ ? 2 * TJ : int(dsw64));
+    if (kmax == TJ) {
+      // Sliding register window over p, the kk loop unrolled (the window shifts are register
+      // renames), q read R at a time in 16-byte broadcasts.
       T u[2 * R - 1];  // u[x] = P[base - kk - (R - 1) + x]
 #pragma unroll
       for (int x = 0; x < 2 * R - 1; ++x) u[x] = P[pad(base - (R - 1) + x)];
-#pragma unroll 1
+#pragma unroll
       for (int kk = 0; kk < TJ; kk += R) {
+        T qv[R];
+        load_run(qv, Q + kk);
+        const int D = dsw - kk;  // swap of slot c at z = c + D
+        if (D > -R && D < R) {
 #pragma unroll
-        for (int z = 0; z < R; ++z) {
-          const T qk = Q[kk + z];
+          for (int z = 0; z < R; ++z) {
 #pragma unroll
-          for (int c = 0; c < R; ++c) acc[c] = fma(u[c - z + R - 1], qk, acc[c]);
+            for (int c = 0; c < R; ++c) {
+              if (z - c == D) {
+                lo[c] = acc[c];
+                acc[c] = T(0);
+              }
+              acc[c] = fma(u[c - z + R - 1], qv[z], acc[c]);
+            }
+          }
+        } else {
+#pragma unroll
+          for (int z = 0; z < R; ++z) {
+#pragma unroll
+            for (int c = 0; c < R; ++c) acc[c] = fma(u[c - z + R - 1], qv[z], acc[c]);
+          }
         }
         if (kk + R < TJ) {
 #pragma unroll
@@ -174,32 +224,35 @@ __global__ void __launch_bounds__(BLOCK) forward_tiled(ForwardProblem<T> pr,
           for (int x = 0; x < R; ++x) u[x] = P[pad(base - kk - R - (R - 1) + x)];
         }
       }
-    };
-    if (all_lo) {
-      full(lo);
-    } else if (all_hi) {
-      full(hi);
     } else {
-      int lim[R];  // terms k <= lim[c] go to r[i], the others to r[i + m]
-#pragma unroll
-      for (int c = 0; c < R; ++c) {
-        const std::int64_t l = i0 + R * tid + c - j0;
-        lim[c] = l < -1 ? -1 : (l > TJ ? TJ : int(l));
-      }
+      // The last, partial tile: term by term, bounded by its true length (so an Inf in p
+      // never meets a padding zero of q).
       for (int k = 0; k < kmax; ++k) {
         const T qk = Q[k];
 #pragma unroll
         for (int c = 0; c < R; ++c) {
-          const T pv = P[pad(base + c - k)];
-          if (k <= lim[c]) {
-            lo[c] = fma(pv, qk, lo[c]);
-          } else {
-            hi[c] = fma(pv, qk, hi[c]);
+          if (k == dsw + c) {
+            lo[c] = acc[c];
+            acc[c] = T(0);
           }
+          acc[c] = fma(P[pad(base + c - k)], qk, acc[c]);
         }
       }
     }
     __syncthreads();  // stage st is refilled by the next iteration's load
+  }
+  // The terms this split covered end before jl; a slot whose swap is at or past jl never
+  // swapped: its sum is all r[i]'s.
+  const std::int64_t jl = tile_end * TJ < n ? tile_end * TJ : n;
+  T hi[R];
+#pragma unroll
+  for (int c = 0; c < R; ++c) {
+    if (sw0 + c >= jl) {
+      lo[c] = acc[c];
+      hi[c] = T(0);
+    } else {
+      hi[c] = acc[c];
+    }
   }
 
 #pragma unroll
@@ -347,13 +400,14 @@ __global__ void __launch_bounds__(BLOCK) correlate_tiled(CorrelateProblem<T> pr,
       T u[2 * R - 1];  // u[x] = G[base + kk + x]
 #pragma unroll
       for (int x = 0; x < 2 * R - 1; ++x) u[x] = G[pad(base + x)];
-#pragma unroll 1
+#pragma unroll
       for (int kk = 0; kk < TJ; kk += R) {
+        T av[R];
+        load_run(av, A + kk);
 #pragma unroll
         for (int z = 0; z < R; ++z) {
-          const T ak = A[kk + z];
 #pragma unroll
-          for (int c = 0; c < R; ++c) acc[c] = fma(ak, u[c + z], acc[c]);
+          for (int c = 0; c < R; ++c) acc[c] = fma(av[z], u[c + z], acc[c]);
         }
         if (kk + R < TJ) {
 #pragma unroll
