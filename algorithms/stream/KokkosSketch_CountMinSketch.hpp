@@ -46,7 +46,9 @@ enum class CountMinUpdate {
 /// \brief How the plain update runs in parallel.
 enum class CountMinUpdateAlgorithm {
   /// Per-thread tables on host spaces when the batch is large enough to pay for merging
-  /// them (at least 2 (threads - 1) width keys), else atomics; atomics on device spaces.
+  /// them (at least 2 (threads - 1) width keys): row_tables when the depth divides the
+  /// thread count and there are at least two chunks, else thread_tables; atomics otherwise,
+  /// and on device spaces.
   automatic,
   /// One atomic add per key and row.
   atomic,
@@ -54,7 +56,14 @@ enum class CountMinUpdateAlgorithm {
   /// without atomics, the tables then summed into the sketch (workspace: (threads - 1)
   /// depth width counters, kept in the workspace cache). Meant for host spaces: on a GPU,
   /// one table per concurrent thread rarely fits (the workspace check then throws).
-  thread_tables
+  thread_tables,
+  /// Per-thread rows: the batch cut into max(1, threads / depth) chunks, and each chunk
+  /// read by depth threads, thread (chunk c, row r) hashing row r only into row r of chunk
+  /// c's private table; the tables then summed as for thread_tables (workspace: (chunks - 1)
+  /// depth width counters). A thread's working set is one row (width counters) instead of
+  /// a whole table, for caches that a whole table per thread overflows; the keys are read
+  /// depth times. Meant for host spaces.
+  row_tables
 };
 
 namespace Impl {
@@ -72,7 +81,8 @@ struct EnumTraits<CountMinUpdateAlgorithm> {
   /// The enum's name.
   static constexpr const char* name = "CountMinUpdateAlgorithm";
   /// The enumerators, in the order of their values.
-  static constexpr const char* values[] = {"automatic", "atomic", "thread_tables"};
+  static constexpr const char* values[] = {"automatic", "atomic", "thread_tables",
+                                           "row_tables"};
 };
 }  // namespace Impl
 
@@ -780,14 +790,20 @@ class CountMinSketch {
     }
     // Plain: atomics or per-thread tables.
     const std::int64_t threads = std::int64_t(space.concurrency());
-    bool atomic = true;
+    bool atomic = true, row_split = false;
     std::int64_t parts = 1;
     const std::int64_t w = width();
+    const std::int64_t d = depth();
     switch (opts.algorithm) {
       case CountMinUpdateAlgorithm::atomic: break;
       case CountMinUpdateAlgorithm::thread_tables:
         atomic = false;
         parts = threads;
+        break;
+      case CountMinUpdateAlgorithm::row_tables:
+        atomic = false;
+        row_split = true;
+        parts = std::max<std::int64_t>(1, threads / d);
         break;
       case CountMinUpdateAlgorithm::automatic:
         if constexpr (Impl::cms_is_host_space_v<ExecSpace>) {
@@ -800,7 +816,8 @@ class CountMinSketch {
                 Impl::MemoryCapacity<typename ExecSpace::memory_space>::bytes();
             if (cap == Impl::bytes_unknown || bytes <= cap / 8) {
               atomic = false;
-              parts = threads;
+              row_split = threads % d == 0 && threads >= 2 * d;
+              parts = row_split ? threads / d : threads;
             }
           }
         }
@@ -809,12 +826,13 @@ class CountMinSketch {
     if (!atomic && parts > 1)
       Impl::WorkspaceEstimate(f)
           .add("the per-thread tables", parts - 1, cells(), sizeof(Counter),
-               Impl::concat("threads = ", parts, ", depth = ", depth(), ", width = ", w))
+               Impl::concat(row_split ? "chunks = " : "threads = ", parts, ", depth = ",
+                            depth(), ", width = ", w))
           .template check<typename ExecSpace::memory_space>();
     using apply_t = Impl::CountMinUpdateApply<ExecSpace, Counter, Keys, Counts>;
     Impl::ScopedRegion region(std::string("CountMinSketch::update[") + apply_t::path +
-                              (atomic ? ",atomic]" : ",tables]"));
-    apply_t::apply(space, m_table.data(), m_hash, keys, counts, n, atomic, parts);
+                              (atomic ? ",atomic]" : row_split ? ",rows]" : ",tables]"));
+    apply_t::apply(space, m_table.data(), m_hash, keys, counts, n, atomic, parts, row_split);
   }
 
   CountMinHashOp m_hash{};

@@ -9,6 +9,7 @@
 //                         thread);
 //   cms_update_atomic     (hosts) the atomic algorithm forced;
 //   cms_update_tables     (hosts) the per-thread-table algorithm forced;
+//   cms_update_rows       (hosts) the per-thread-row algorithm forced (row_tables);
 //   atomic_baseline       the same number (n depth) of atomic adds of 1 into a table of the
 //                         same size at uniformly random cells (one splitmix64 per key gives
 //                         the four 16-bit cells), nothing read: the reference rate
@@ -94,7 +95,7 @@ void set_cms_counters(benchmark::State& state, std::int64_t n, double seconds, i
   state.counters["threads"] = double(threads);
 }
 
-enum class CmsBench { update, update_atomic, update_tables, atomic_baseline };
+enum class CmsBench { update, update_atomic, update_tables, update_rows, atomic_baseline };
 
 template <class Space, class Counter>
 void bench_cms(benchmark::State& state, const std::string& name, const Space& space,
@@ -106,6 +107,7 @@ void bench_cms(benchmark::State& state, const std::string& name, const Space& sp
     CountMinUpdateOptions o;
     if (which == CmsBench::update_atomic) o.algorithm = CountMinUpdateAlgorithm::atomic;
     if (which == CmsBench::update_tables) o.algorithm = CountMinUpdateAlgorithm::thread_tables;
+    if (which == CmsBench::update_rows) o.algorithm = CountMinUpdateAlgorithm::row_tables;
     double secs = 0.0;
     if (which == CmsBench::atomic_baseline) {
       Counter* t = cms.table().data();
@@ -170,6 +172,7 @@ void register_cms_space(const Space& space, SizeSet sizes) {
   if (is_host_v<Space> && space.concurrency() > 1) {
     entries.push_back({"cms_update_atomic", CmsBench::update_atomic, false});
     entries.push_back({"cms_update_tables", CmsBench::update_tables, false});
+    entries.push_back({"cms_update_rows", CmsBench::update_rows, false});
   }
   for (const Entry& e : entries) {
     const std::string name =

@@ -123,7 +123,7 @@ TYPED_TEST(CountMinTest, TableEqualsDefinitionEveryAlgorithm) {
   using Space = TypeParam;
   const Stream s = make_stream(30000, 3000, 5, 1);
   for (auto alg : {CountMinUpdateAlgorithm::automatic, CountMinUpdateAlgorithm::atomic,
-                   CountMinUpdateAlgorithm::thread_tables}) {
+                   CountMinUpdateAlgorithm::thread_tables, CountMinUpdateAlgorithm::row_tables}) {
     CountMinUpdateOptions o;
     o.algorithm = alg;
     const auto cms = sketch_of<Space, std::int64_t>(s, 4, 1024, 42, o);

@@ -118,6 +118,32 @@ struct CmsUpdatePartsFunctor {
   }
 };
 
+/// Plain update by per-thread rows: work item p is (chunk p / depth, row p % depth); it
+/// reads the chunk's keys, hashes its row only and adds into that row of the chunk's table
+/// (chunk 0: the sketch's table; chunk c > 0: scratch[(c - 1) cells ...], the row zeroed by
+/// its owner first), without atomics. Items own disjoint rows, so no two write one cell.
+template <class Counter, class Keys, class Counts>
+struct CmsUpdateRowPartsFunctor {
+  Counter* t;
+  Counter* scratch;
+  std::int64_t width, cells, n, chunks;
+  int depth;
+  Keys keys;
+  Counts counts;
+  CountMinHashOp h;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t p) const {
+    const std::int64_t c = p / depth;
+    const int r = int(p % depth);
+    Counter* row = (c == 0 ? t : scratch + (c - 1) * cells) + r * width;
+    if (c != 0)
+      for (std::int64_t x = 0; x < width; ++x) row[x] = Counter(0);
+    const std::int64_t begin = n / chunks * c + (c < n % chunks ? c : n % chunks);
+    const std::int64_t end = begin + n / chunks + (c < n % chunks ? 1 : 0);
+    for (std::int64_t i = begin; i < end; ++i)
+      row[h.bucket(r, static_cast<std::uint64_t>(keys(i)))] += static_cast<Counter>(counts(i));
+  }
+};
+
 /// t[c] += sum over parts p > 0 of scratch[(p - 1) cells + c], parts added in order.
 template <class Counter>
 struct CmsMergePartsFunctor {
@@ -133,11 +159,12 @@ struct CmsMergePartsFunctor {
 
 /// \brief The generic plain update with compile-time depth D (0: runtime depth): atomics,
 /// or per-thread tables merged (`parts` > 1 chunks; parts = 1 is a plain loop on one thread
-/// of the space, no atomics).
+/// of the space, no atomics), or with `row_split` per-thread rows of `parts` chunks' tables
+/// (CmsUpdateRowPartsFunctor), merged the same way.
 template <int D, class ExecSpace, class Counter, class Keys, class Counts>
 void cms_update_plain_d(const ExecSpace& space, Counter* t, const CountMinHashOp& h,
                         const Keys& keys, const Counts& counts, std::int64_t n, bool atomic,
-                        std::int64_t parts) {
+                        std::int64_t parts, bool row_split) {
   const std::int64_t w = h.width();
   if (atomic) {
     Kokkos::parallel_for(
@@ -154,12 +181,21 @@ void cms_update_plain_d(const ExecSpace& space, Counter* t, const CountMinHashOp
     scratch = static_cast<Counter*>(WorkspaceCache<mem>::get(
         key, "CountMinSketch::update[tables]", std::size_t(parts - 1) * cells * sizeof(Counter)));
   }
-  Kokkos::parallel_for(
-      "KokkosSketch::CountMinSketch::update[tables]",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
-                          Kokkos::IndexType<std::int64_t>>(space, 0, parts),
-      CmsUpdatePartsFunctor<Counter, Keys, Counts, D>{t, scratch, w, cells, n, parts, keys,
-                                                      counts, h});
+  if (row_split) {
+    Kokkos::parallel_for(
+        "KokkosSketch::CountMinSketch::update[rows]",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
+                            Kokkos::IndexType<std::int64_t>>(space, 0, parts * h.depth()),
+        CmsUpdateRowPartsFunctor<Counter, Keys, Counts>{t, scratch, w, cells, n, parts,
+                                                        h.depth(), keys, counts, h});
+  } else {
+    Kokkos::parallel_for(
+        "KokkosSketch::CountMinSketch::update[tables]",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
+                            Kokkos::IndexType<std::int64_t>>(space, 0, parts),
+        CmsUpdatePartsFunctor<Counter, Keys, Counts, D>{t, scratch, w, cells, n, parts, keys,
+                                                        counts, h});
+  }
   if (parts > 1)
     Kokkos::parallel_for(
         "KokkosSketch::CountMinSketch::update[merge_tables]",
@@ -172,17 +208,17 @@ void cms_update_plain_d(const ExecSpace& space, Counter* t, const CountMinHashOp
 template <class ExecSpace, class Counter, class Keys, class Counts>
 void cms_update_plain(const ExecSpace& space, Counter* t, const CountMinHashOp& h,
                       const Keys& keys, const Counts& counts, std::int64_t n, bool atomic,
-                      std::int64_t parts) {
+                      std::int64_t parts, bool row_split = false) {
   if (n == 0) return;
   switch (h.depth()) {
-    case 2: cms_update_plain_d<2>(space, t, h, keys, counts, n, atomic, parts); break;
-    case 3: cms_update_plain_d<3>(space, t, h, keys, counts, n, atomic, parts); break;
-    case 4: cms_update_plain_d<4>(space, t, h, keys, counts, n, atomic, parts); break;
-    case 5: cms_update_plain_d<5>(space, t, h, keys, counts, n, atomic, parts); break;
-    case 6: cms_update_plain_d<6>(space, t, h, keys, counts, n, atomic, parts); break;
-    case 7: cms_update_plain_d<7>(space, t, h, keys, counts, n, atomic, parts); break;
-    case 8: cms_update_plain_d<8>(space, t, h, keys, counts, n, atomic, parts); break;
-    default: cms_update_plain_d<0>(space, t, h, keys, counts, n, atomic, parts); break;
+    case 2: cms_update_plain_d<2>(space, t, h, keys, counts, n, atomic, parts, row_split); break;
+    case 3: cms_update_plain_d<3>(space, t, h, keys, counts, n, atomic, parts, row_split); break;
+    case 4: cms_update_plain_d<4>(space, t, h, keys, counts, n, atomic, parts, row_split); break;
+    case 5: cms_update_plain_d<5>(space, t, h, keys, counts, n, atomic, parts, row_split); break;
+    case 6: cms_update_plain_d<6>(space, t, h, keys, counts, n, atomic, parts, row_split); break;
+    case 7: cms_update_plain_d<7>(space, t, h, keys, counts, n, atomic, parts, row_split); break;
+    case 8: cms_update_plain_d<8>(space, t, h, keys, counts, n, atomic, parts, row_split); break;
+    default: cms_update_plain_d<0>(space, t, h, keys, counts, n, atomic, parts, row_split); break;
   }
 }
 

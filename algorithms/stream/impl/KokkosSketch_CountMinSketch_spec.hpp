@@ -25,16 +25,16 @@ inline constexpr bool cms_is_host_space_v =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
 
 /// \brief The plain update of a batch: T[r][h_r(keys(i))] += counts(i) for every key and row.
-/// Keys and Counts are the internal unmanaged Views (or CmsUnitCounts); `atomic` and `parts`
-/// as chosen by the entry point (CountMinUpdateAlgorithm). Backends specialize this on
-/// ExecSpace.
+/// Keys and Counts are the internal unmanaged Views (or CmsUnitCounts); `atomic`, `parts`
+/// and `row_split` as chosen by the entry point (CountMinUpdateAlgorithm). Backends
+/// specialize this on ExecSpace.
 template <class ExecSpace, class Counter, class Keys, class Counts>
 struct CountMinUpdateApply {
   static constexpr const char* path = "generic";
   static void apply(const ExecSpace& space, Counter* t, const CountMinHashOp& h,
                     const Keys& keys, const Counts& counts, std::int64_t n, bool atomic,
-                    std::int64_t parts) {
-    cms_update_plain(space, t, h, keys, counts, n, atomic, parts);
+                    std::int64_t parts, bool row_split) {
+    cms_update_plain(space, t, h, keys, counts, n, atomic, parts, row_split);
   }
 };
 
