@@ -22,7 +22,8 @@
 // Sizes (batch x m x n), devices: 1 x 65536 x 65536, 1 x 2048 x 2048, 4096 x 512 x 512 (the
 // issue's targets: 0.25 ms, 10 us, 50% of the FP32 FMA peak; each gradient within 1.3x of the
 // forward); hosts (small set): 1 x 8192 x 8192, 1 x 2048 x 2048, 256 x 512 x 512; the full set
-// adds 1 x 65536 x 65536 on hosts too. GFLOP/s counts 2 batch m n (one FMA = 2 flops), so the
+// adds 1 x 65536 x 65536 on hosts too. Devices also sweep m = n = 1024 ... 32768 (convolve and
+// plan_fft only): the crossover that sets Method::automatic's default fft_min_length there. GFLOP/s counts 2 batch m n (one FMA = 2 flops), so the
 // FP32 peak of the device is the reference. KOKKOSSKETCH_BENCH_SIZES, _REPETITIONS, _MIN_TIME
 // as in every suite.
 #include <KokkosSketch_BenchmarkContext.hpp>
@@ -62,6 +63,7 @@ struct ConvSize {
 
 struct ConvPlan {
   std::vector<ConvSize> sizes;
+  std::vector<ConvSize> sweep;  ///< crossover sweep: convolve and plan_fft only
   double min_time = 0.1;
   int repetitions = 1;
 };
@@ -71,6 +73,8 @@ ConvPlan make_conv_plan(SizeSet sizes) {
   ConvPlan p;
   if (!is_host_v<Space>) {
     p.sizes = {{1, 65536, 65536}, {1, 2048, 2048}, {4096, 512, 512}};
+    p.sweep = {{1, 1024, 1024}, {1, 4096, 4096}, {1, 8192, 8192}, {1, 16384, 16384},
+               {1, 32768, 32768}};
     p.repetitions = 5;
   } else {
     p.sizes = {{1, 8192, 8192}, {1, 2048, 2048}, {256, 512, 512}};
@@ -214,13 +218,23 @@ void bench_conv(benchmark::State& state, const std::string& name, const Space& s
   });
 }
 
+/// Registers one benchmark `bench` of size s on `space`.
+template <class Space>
+void register_conv_bench(const Space& space, const ConvPlan& plan, const char* bench,
+                         const ConvSize& s, ConvBench which) {
+  const std::string name =
+      bench_name(bench, space.name(), {{"batch", s.batch}, {"m", s.m}, {"n", s.n}});
+  auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
+    bench_conv(st, name, space, s, which);
+  });
+  bm->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(plan.min_time);
+  if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);
+}
+
 template <class Space>
 void register_conv_space(const Space& space, SizeSet sizes) {
   const ConvPlan plan = make_conv_plan<Space>(sizes);
-  const std::string sp = space.name();
   for (const ConvSize& s : plan.sizes) {
-    const std::vector<std::pair<std::string, std::int64_t>> args = {
-        {"batch", s.batch}, {"m", s.m}, {"n", s.n}};
     struct Entry {
       const char* bench;
       ConvBench which;
@@ -245,14 +259,13 @@ void register_conv_space(const Space& space, SizeSet sizes) {
 #endif
     }
 #endif
-    for (const Entry& e : entries) {
-      const std::string name = bench_name(e.bench, sp, args);
-      const ConvBench which = e.which;
-      auto* bm = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_conv(st, name, space, s, which);
-      });
-      bm->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(plan.min_time);
-      if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);
+    for (const Entry& e : entries) register_conv_bench(space, plan, e.bench, s, e.which);
+  }
+  // The crossover of Method::automatic on this space: direct against FFT at growing lengths.
+  if constexpr (ConvolutionPlan<Space, float>::fft_available) {
+    for (const ConvSize& s : plan.sweep) {
+      register_conv_bench(space, plan, "convolve", s, ConvBench::convolve);
+      register_conv_bench(space, plan, "plan_fft", s, ConvBench::plan_fft);
     }
   }
 }
