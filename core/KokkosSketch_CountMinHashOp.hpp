@@ -54,26 +54,6 @@
 
 namespace KokkosSketch {
 
-namespace Impl {
-/// \brief Low and high 64-bit halves of the exact product a b. Host: the compiler's 128-bit
-/// integer where it has one; CUDA device code: __umul64hi; elsewhere the portable
-/// 32-bit-halves form (Impl::mulhi64). All three are exact, so every backend gets the same
-/// bits.
-KOKKOS_FORCEINLINE_FUNCTION void mul64x64(std::uint64_t a, std::uint64_t b, std::uint64_t& lo,
-                                          std::uint64_t& hi) {
-#if defined(__CUDA_ARCH__)
-  lo = a * b;
-  hi = __umul64hi(a, b);
-#elif defined(__SIZEOF_INT128__)
-  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
-  lo = static_cast<std::uint64_t>(p);
-  hi = static_cast<std::uint64_t>(p >> 64);
-#else
-  lo = a * b;
-  hi = mulhi64(a, b);
-#endif
-}
-}  // namespace Impl
 
 /// \brief `depth` pairwise-independent hash functions of 64-bit keys into [0, width), width a
 /// power of two: the rows of a count-min sketch.
@@ -148,17 +128,23 @@ class CountMinHashOp {
   /// \return the bucket index
   KOKKOS_INLINE_FUNCTION std::uint32_t bucket(int row, std::uint64_t key) const {
     const Params& p = m_par[row];
-    std::uint64_t lo, hi;
-    Impl::mul64x64(p.a_lo, key, lo, hi);
-    // High word of a x + b (mod 2^128): hi(a_lo x) + a_hi x + b_hi + carry(lo(a_lo x) + b_lo).
-    const std::uint64_t s = lo + p.b_lo;
-    const std::uint64_t top = hi + p.a_hi * key + p.b_hi + std::uint64_t(s < lo);
-    // Top l bits; two shifts so that l = 0 (width 1) shifts by 64 without undefined behaviour.
-    return std::uint32_t((top >> 1) >> (63 - m_log2w));
+    return Impl::count_min_bucket(p.a_lo, p.a_hi, p.b_lo, p.b_hi, m_log2w, key);
   }
 
   /// \brief Number of rows (hash functions).
   /// \return depth
+  /// \brief Row `row`'s parameters (a_lo, a_hi, b_lo, b_hi), for kernels outside Kokkos
+  /// (backends/cuda), which hash with Impl::count_min_bucket.
+  /// \param [in] row the row, in [0, depth())
+  /// \param [out] w the four 64-bit words
+  void row_params(int row, std::uint64_t (&w)[4]) const {
+    const Params& p = m_par[row];
+    w[0] = p.a_lo;
+    w[1] = p.a_hi;
+    w[2] = p.b_lo;
+    w[3] = p.b_hi;
+  }
+
   KOKKOS_INLINE_FUNCTION int depth() const { return m_depth; }
   /// \brief Buckets per row.
   /// \return width = 2^log2_width()

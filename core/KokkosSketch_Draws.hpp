@@ -60,6 +60,39 @@ KOKKOSSKETCH_FUNCTION std::uint64_t mulhi64(std::uint64_t a, std::uint64_t b) {
   return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
 }
 
+/// \brief Low and high 64-bit halves of the exact product a b. Host: the compiler's 128-bit
+/// integer where it has one; CUDA device code: __umul64hi; elsewhere the portable
+/// 32-bit-halves form (mulhi64). All three are exact, so every backend gets the same bits.
+KOKKOSSKETCH_FUNCTION void mul64x64(std::uint64_t a, std::uint64_t b, std::uint64_t& lo,
+                                    std::uint64_t& hi) {
+#if defined(__CUDA_ARCH__)
+  lo = a * b;
+  hi = __umul64hi(a, b);
+#elif defined(__SIZEOF_INT128__)
+  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+  lo = static_cast<std::uint64_t>(p);
+  hi = static_cast<std::uint64_t>(p >> 64);
+#else
+  lo = a * b;
+  hi = mulhi64(a, b);
+#endif
+}
+
+/// \brief The count-min bucket of `key` for one row's parameters a = (a_hi, a_lo),
+/// b = (b_hi, b_lo) (128-bit multiply-add-shift, CountMinHashOp): the top log2w bits of the
+/// high word of a key + b (mod 2^128).
+KOKKOSSKETCH_FUNCTION std::uint32_t count_min_bucket(std::uint64_t a_lo, std::uint64_t a_hi,
+                                                     std::uint64_t b_lo, std::uint64_t b_hi,
+                                                     int log2w, std::uint64_t key) {
+  std::uint64_t lo, hi;
+  mul64x64(a_lo, key, lo, hi);
+  // High word of a x + b (mod 2^128): hi(a_lo x) + a_hi x + b_hi + carry(lo(a_lo x) + b_lo).
+  const std::uint64_t s = lo + b_lo;
+  const std::uint64_t top = hi + a_hi * key + b_hi + std::uint64_t(s < lo);
+  // Top l bits; two shifts so that l = 0 (width 1) shifts by 64 without undefined behaviour.
+  return std::uint32_t((top >> 1) >> (63 - log2w));
+}
+
 /// \brief Exact, backend-independent sampler of the geometric law P(G >= g) = q^g.
 ///
 /// Holds t[j] = q^(2^j) computed by repeated squaring on the host. `sample(u)` returns the

@@ -10,6 +10,8 @@
 //   cms_update_atomic     (hosts) the atomic algorithm forced;
 //   cms_update_tables     (hosts) the per-thread-table algorithm forced;
 //   cms_update_rows       (hosts) the per-thread-row algorithm forced (row_tables);
+//   cms_update_generic    (devices) the generic kernels (one atomic per key and row),
+//                         against which a backend's update (cms_update) is measured;
 //   atomic_baseline       the same number (n depth) of atomic adds of 1 into a table of the
 //                         same size at uniformly random cells (one splitmix64 per key gives
 //                         the four 16-bit cells), nothing read: the reference rate
@@ -95,7 +97,14 @@ void set_cms_counters(benchmark::State& state, std::int64_t n, double seconds, i
   state.counters["threads"] = double(threads);
 }
 
-enum class CmsBench { update, update_atomic, update_tables, update_rows, atomic_baseline };
+enum class CmsBench {
+  update,
+  update_atomic,
+  update_tables,
+  update_rows,
+  update_generic,
+  atomic_baseline
+};
 
 template <class Space, class Counter>
 void bench_cms(benchmark::State& state, const std::string& name, const Space& space,
@@ -120,6 +129,13 @@ void bench_cms(benchmark::State& state, const std::string& name, const Space& sp
               for (int r = 0; r < cms_depth; ++r)
                 Kokkos::atomic_add(&t[r * cms_width + ((z >> (16 * r)) & 0xffffu)], Counter(1));
             });
+      });
+    } else if (which == CmsBench::update_generic) {
+      // The generic kernels (one atomic per key and row), bypassing the backend's dispatch.
+      Counter* t = cms.table().data();
+      const auto h = cms.hash();
+      secs = time_manual(state, name, space, [&] {
+        Impl::cms_update_plain(space, t, h, keys, Impl::CmsUnitCounts<Counter>{}, n, true, 1);
       });
     } else {
       secs = time_manual(state, name, space, [&] { cms.update(space, keys, o); });
@@ -169,6 +185,7 @@ void register_cms_space(const Space& space, SizeSet sizes) {
   std::vector<Entry> entries = {{"cms_update", CmsBench::update, false},
                                 {"cms_update", CmsBench::update, true},
                                 {"atomic_baseline", CmsBench::atomic_baseline, false}};
+  if (!is_host_v<Space>) entries.push_back({"cms_update_generic", CmsBench::update_generic, false});
   if (is_host_v<Space> && space.concurrency() > 1) {
     entries.push_back({"cms_update_atomic", CmsBench::update_atomic, false});
     entries.push_back({"cms_update_tables", CmsBench::update_tables, false});

@@ -3,10 +3,11 @@
 /// \brief Dispatch of the count-min kernels: generic by default, specialized per backend by
 /// partial specialization on the execution space (the contract: KokkosSketch_Dispatch.hpp).
 ///
-/// No backend specializes them today: the generic update is already the shape a CUDA kernel
-/// would have (a thread per key, coalesced key reads, each key hashed once per row, one
-/// atomic add per row), and on host spaces it switches to per-thread tables, measured in
-/// perf_tests/stream/PerfTest_CountMinSketch.cpp.
+/// The generic update is a thread per key (coalesced key reads, each key hashed once per row,
+/// one atomic add per row), and on host spaces it switches to per-thread tables. CUDA
+/// specializes the plain update (backends/cuda/KokkosSketch_Cuda_CountMin.hpp): the lanes of
+/// a warp with equal keys add once, which relieves the hot cells of skewed streams (measured
+/// in perf_tests/stream/PerfTest_CountMinSketch.cpp against `cms_update_generic`).
 #ifndef KOKKOSSKETCH_COUNTMINSKETCH_SPEC_HPP
 #define KOKKOSSKETCH_COUNTMINSKETCH_SPEC_HPP
 
@@ -62,5 +63,10 @@ struct CountMinQueryApply {
 
 }  // namespace Impl
 }  // namespace KokkosSketch
+
+// Backend specializations of the dispatch structs above.
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+#include <KokkosSketch_Cuda_CountMin.hpp>
+#endif
 
 #endif
