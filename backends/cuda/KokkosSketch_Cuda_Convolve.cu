@@ -58,6 +58,15 @@ constexpr int R = 8;     // outputs per thread
 constexpr int TJ = 128;  // terms per stage
 constexpr std::int64_t max_grid = 2147483647;
 
+/// Blocks per SM the tiled kernels ask the compiler to fit (__launch_bounds__): 1024 threads'
+/// worth for float, which caps a thread at 64 registers (58 used, no spills; 127 without the
+/// cap left 4 blocks of 128 threads per SM, a latency-bound 25% occupancy under Nsight
+/// Compute), 512 threads' worth for double (whose window needs more registers).
+template <class T, int BLOCK>
+constexpr int min_blocks() {
+  return (sizeof(T) == 4 ? 1024 : 512) / BLOCK;
+}
+
 /// Padded shared index: one word of padding per 32.
 __device__ __forceinline__ int pad(int x) { return x + (x >> 5); }
 
@@ -114,7 +123,7 @@ __device__ __forceinline__ void load_run(double (&v)[R], const double* s) {
 /// Tiled forward kernel. Block t (after block0) takes batch entry b, slot block ib and split s;
 /// with splits > 1 it writes its partial sums to ws[((s * batch + b) * 2 + {0,1}) * m + i].
 template <class T, int BLOCK>
-__global__ void __launch_bounds__(BLOCK) forward_tiled(ForwardProblem<T> pr,
+__global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(ForwardProblem<T> pr,
                                                        std::int64_t slot_blocks,
                                                        std::int64_t splits,
                                                        std::int64_t block0, T* ws) {
@@ -327,7 +336,7 @@ __global__ void __launch_bounds__(256) forward_small(ForwardProblem<T> pr, std::
 /// are (batch entry, term tile) pairs, nb = batch (reduce) or 1 entries times ktiles tiles,
 /// split evenly; with splits > 1 partial sums go to ws[(s * rows + bo) * O + o].
 template <class T, int BLOCK>
-__global__ void __launch_bounds__(BLOCK) correlate_tiled(CorrelateProblem<T> pr,
+__global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled(CorrelateProblem<T> pr,
                                                          std::int64_t out_blocks,
                                                          std::int64_t splits,
                                                          std::int64_t block0, T* ws) {
