@@ -23,7 +23,9 @@
 // issue's targets: 0.25 ms, 10 us, 50% of the FP32 FMA peak; each gradient within 1.3x of the
 // forward); hosts (small set): 1 x 8192 x 8192, 1 x 2048 x 2048, 256 x 512 x 512; the full set
 // adds 1 x 65536 x 65536 on hosts too. Devices also sweep m = n = 1024 ... 32768 (convolve and
-// plan_fft only): the crossover that sets Method::automatic's default fft_min_length there. GFLOP/s counts 2 batch m n (one FMA = 2 flops), so the
+// plan_fft only): the crossover that sets Method::automatic's default fft_min_length there;
+// and `launch_floor` (devices): one empty one-thread kernel and the fence, the floor under the
+// 10 us target at m = n = 2048. GFLOP/s counts 2 batch m n (one FMA = 2 flops), so the
 // FP32 peak of the device is the reference. KOKKOSSKETCH_BENCH_SIZES, _REPETITIONS, _MIN_TIME
 // as in every suite.
 #include <KokkosSketch_BenchmarkContext.hpp>
@@ -129,7 +131,13 @@ void set_conv_counters(benchmark::State& state, const ConvSize& s, double second
   state.counters["n"] = double(s.n);
 }
 
+/// An empty kernel body (launch_floor).
+struct ConvEmptyKernel {
+  KOKKOS_INLINE_FUNCTION void operator()(int) const {}
+};
+
 enum class ConvBench {
+  launch_floor,
   convolve,
   generic,
   grad_p,
@@ -153,6 +161,13 @@ void bench_conv(benchmark::State& state, const std::string& name, const Space& s
     const ConvMat<Space> none;
     double secs = 0.0;
     switch (which) {
+      case ConvBench::launch_floor:
+        // One empty one-thread kernel and the fence: what any call of the suite pays at least.
+        secs = time_manual(state, name, space, [&] {
+          Kokkos::parallel_for("KokkosSketch::perf::launch_floor",
+                               Kokkos::RangePolicy<Space>(space, 0, 1), ConvEmptyKernel{});
+        });
+        break;
       case ConvBench::convolve:
         secs = time_manual(state, name, space, [&] { convolve(space, in.p, in.q, in.r, opts); });
         break;
@@ -261,6 +276,8 @@ void register_conv_space(const Space& space, SizeSet sizes) {
 #endif
     for (const Entry& e : entries) register_conv_bench(space, plan, e.bench, s, e.which);
   }
+  // What one launch and a fence cost on this space (the floor of the small sizes' targets).
+  if (!is_host_v<Space>) register_conv_bench(space, plan, "launch_floor", {1, 1, 1}, ConvBench::launch_floor);
   // The crossover of Method::automatic on this space: direct against FFT at growing lengths.
   if constexpr (ConvolutionPlan<Space, float>::fft_available) {
     for (const ConvSize& s : plan.sweep) {
