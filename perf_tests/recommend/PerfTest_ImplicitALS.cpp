@@ -9,6 +9,12 @@
 //   implicit_als_fp16[_gemm]_<shape>  FP16 factor storage, k = 256;
 //   implicit_als_generic_<shape>      (spaces with a backend specialization, i.e. Cuda) the
 //                                     generic TeamPolicy kernel at k = 64 and 256;
+//   implicit_als_generic_gemm_<shape> (spaces with a lockstep backend, i.e. Cuda) the GEMM
+//                                     dense-term path with the generic per-step phases
+//                                     (ALSGemmCG, a team per row) at k = 64, 256 and 1024:
+//                                     the `_gemm` twins run the backend's nonzero-balanced
+//                                     lockstep kernels (counter lockstep_kernels = 1) where
+//                                     they take k (CUDA: k <= 1024);
 //   als_quality_<shape>               run once: held-out precision@10 after 15 iterations
 //                                     of ours (float, BF16, FP16) and of the exact baseline
 //                                     (exact_als_factors), on a 20% per-user hold-out split
@@ -97,7 +103,9 @@ void bench_als(benchmark::State& state, const std::string& name, const Space& sp
   guarded(state, [&] {
     auto& st = als_state<Space, S>(space, c, k, dt);
     const double secs = time_manual(state, name, space, [&] {
-      if (generic) {
+      if (generic && dt == ALSDenseTerm::gemm) {
+        Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepGenericApply>(*st.plan, 1);
+      } else if (generic) {
         Impl::ALSPlanAccess::iterate_generic(*st.plan, 1);
       } else {
         st.plan->iterate(1);
@@ -115,6 +123,9 @@ void bench_als(benchmark::State& state, const std::string& name, const Space& sp
     state.counters["items"] = double(st.items);
     state.counters["nnz"] = nnz;
     state.counters["dense_gemm"] = dt == ALSDenseTerm::gemm ? 1.0 : 0.0;
+    state.counters["lockstep_kernels"] =
+        dt == ALSDenseTerm::gemm && !generic && Impl::ALSLockstepApply<Space, S>::handles(k) ? 1.0
+                                                                                            : 0.0;
   });
 }
 
@@ -187,7 +198,7 @@ void register_als_space(const Space& space, SizeSet sizes) {
   struct Entry {
     AlsShapeCase shape;
     std::int64_t k;
-    int storage;  // 0 float, 1 fp16, 2 bf16, 3 float with the generic kernel
+    int storage;  // 0 float, 1 fp16, 2 bf16, 3 float with the generic kernel (or phases)
     ALSDenseTerm dense;
   };
   const ALSDenseTerm both[] = {ALSDenseTerm::per_row, ALSDenseTerm::gemm};
@@ -203,6 +214,9 @@ void register_als_space(const Space& space, SizeSet sizes) {
     if (Impl::als_backend_available_v<Space, float>) {
       entries.push_back({ml20m, 64, 3, ALSDenseTerm::per_row});
       entries.push_back({ml20m, 256, 3, ALSDenseTerm::per_row});
+    }
+    if (Impl::backend_available_v<Impl::ALSLockstepApply<Space, float>>) {
+      for (std::int64_t k : {64, 256, 1024}) entries.push_back({ml20m, k, 3, ALSDenseTerm::gemm});
     }
     for (ALSDenseTerm dt : both) entries.push_back({lastfm, 256, 0, dt});
   } else if (sizes == SizeSet::full) {
