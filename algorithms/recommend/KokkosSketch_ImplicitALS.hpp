@@ -249,8 +249,9 @@ class ImplicitALS {
                           f, "Cui is ", Cui.numRows(), " x ", Cui.numCols(),
                           " but the model has ", users(), " users and ", items(), " items");
     const auto ids = checked_ids(f, user_ids, users(), "user id");
-    const auto sub = Impl::als_sub_graph(m_space, Cui, ids, m_opts.confidence == ALSConfidence::log,
-                                         m_opts.alpha, m_opts.eps);
+    auto sub = Impl::als_sub_graph(m_space, Cui, ids, m_opts.confidence == ALSConfidence::log,
+                                   m_opts.alpha, m_opts.eps);
+    segment(sub);  // the same tasks for a row as in the full CSR: the same arithmetic
     gram(m_Y, m_gram);
     solve(sub, ids, m_X, m_Y);
   } catch (...) {
@@ -503,7 +504,20 @@ class ImplicitALS {
     const bool lg = m_opts.confidence == ALSConfidence::log;
     m_users = Impl::als_graph_from_crs(m_space, C, lg, m_opts.alpha, m_opts.eps);
     m_items = Impl::als_transpose(m_space, m_users);
+    segment(m_users);
+    segment(m_items);
     m_has_matrix = true;
+  }
+
+  /// The tasks of the lockstep backend kernels for `g` (Impl::als_segment_rows: chunks of
+  /// als_segment_nnz nonzeros, column buckets of the fixed side's L2-sized slabs), when this
+  /// plan runs them (GEMM dense term, a backend ALSLockstepApply taking the factor count).
+  /// A host copy of the CSR: setup cost, once per matrix. Waits.
+  void segment(graph_t& g) {
+    const std::int64_t k = factors();
+    if (!uses_gemm_dense_term() || !Impl::ALSLockstepApply<ExecSpace, Storage>::handles(k)) return;
+    Impl::als_resegment(m_space, g, Impl::als_segment_nnz,
+                        Impl::als_segment_bucket(g.n_cols, k, std::int64_t(sizeof(Storage))));
   }
 
   void initialize_factors() {

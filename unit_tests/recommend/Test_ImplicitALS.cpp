@@ -13,6 +13,7 @@
 #include <KokkosSparse_CrsMatrix.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -294,10 +295,109 @@ TYPED_TEST(ImplicitALSTest, GemmDenseTermMatchesPerRow) {
 }
 
 // The tasks of the lockstep CG's segmented kernels (Impl::als_segment_rows) against their
-// definition, checked entry by entry: every nonzero in exactly one task, in order; rows longer
-// than the chunk split into ceil(len / chunk) segments of nearly equal length with
-// consecutive slots; the other rows (empty ones too) packed greedily in index order under the
-// cost bound. Deterministic inputs.
+// definition, checked entry by entry: every nonzero in exactly one task; rows longer than the
+// chunk cut at every change of column bucket (when buckets are on) and each such piece into
+// ceil(len / chunk) segments of nearly equal length, with consecutive slots in nonzero order;
+// the other rows (empty ones too) packed greedily in index order under the cost bound; the
+// task order (nonzero order without buckets; packs first, then segments by bucket, with).
+// Deterministic inputs.
+void check_segments(const std::vector<std::int64_t>& rm, const std::vector<std::int64_t>& en,
+                    std::int64_t chunk, std::int64_t bucket, const Impl::ALSSegments& s) {
+  const std::int64_t n = std::int64_t(rm.size()) - 1;
+  ASSERT_EQ(s.tasks.size() % 5, 0u);
+  ASSERT_EQ(s.long_rows.size() % 3, 0u);
+  const std::size_t nt = s.tasks.size() / 5;
+  std::vector<std::array<std::int64_t, 5>> tasks(nt);
+  for (std::size_t q = 0; q < nt; ++q)
+    for (int j = 0; j < 5; ++j) tasks[q][j] = s.tasks[5 * q + j];
+  // the order
+  auto bucket_of = [&](std::int64_t t) { return bucket > 0 ? en[t] / bucket : 0; };
+  if (bucket > 0) {
+    bool seen_segment = false;
+    std::int64_t last = -1;
+    for (const auto& T : tasks) {
+      if (T[4] < 0) {
+        EXPECT_FALSE(seen_segment);  // packs first
+        continue;
+      }
+      seen_segment = true;
+      EXPECT_GE(bucket_of(T[2]), last);
+      last = bucket_of(T[2]);
+    }
+  }
+  std::stable_sort(tasks.begin(), tasks.end(), [](const auto& x, const auto& y) {
+    return x[0] != y[0] ? x[0] < y[0] : x[2] < y[2];
+  });
+  if (bucket <= 0) {  // already in nonzero order
+    for (std::size_t q = 0; q < nt; ++q)
+      for (int j = 0; j < 5; ++j) EXPECT_EQ(tasks[q][j], s.tasks[5 * q + j]);
+  }
+  std::int64_t row = 0, t = 0, slot = 0;
+  std::size_t lr = 0, q = 0;
+  while (q < nt) {
+    const auto& T = tasks[q];
+    ASSERT_EQ(T[0], row);
+    ASSERT_EQ(T[2], t);
+    if (T[4] < 0) {  // a pack of whole rows
+      ASSERT_GT(T[1], T[0]);
+      ASSERT_EQ(T[2], rm[T[0]]);
+      ASSERT_EQ(T[3], rm[T[1]]);
+      std::int64_t cost = 0;
+      for (std::int64_t r = T[0]; r < T[1]; ++r) {
+        ASSERT_LE(rm[r + 1] - rm[r], chunk);
+        cost += rm[r + 1] - rm[r] + Impl::als_segment_row_cost;
+      }
+      if (T[1] - T[0] > 1) EXPECT_LE(cost, chunk);
+      if (T[1] < n && rm[T[1] + 1] - rm[T[1]] <= chunk)  // greedy: the next short row did not fit
+        EXPECT_GT(cost + rm[T[1] + 1] - rm[T[1]] + Impl::als_segment_row_cost, chunk);
+      row = T[1];
+      t = T[3];
+      ++q;
+      continue;
+    }
+    // a long row: its pieces (runs of one bucket), each cut into nearly equal segments
+    ASSERT_GT(rm[row + 1] - rm[row], chunk);
+    ASSERT_LT(lr, s.long_rows.size() / 3);
+    EXPECT_EQ(s.long_rows[3 * lr], row);
+    EXPECT_EQ(s.long_rows[3 * lr + 1], slot);
+    const std::int64_t slot0 = slot;
+    std::int64_t p0 = rm[row];
+    while (p0 < rm[row + 1]) {
+      std::int64_t p1 = p0 + 1;
+      while (p1 < rm[row + 1] && bucket_of(p1) == bucket_of(p0)) ++p1;
+      const std::int64_t len = p1 - p0, nseg = (len + chunk - 1) / chunk;
+      std::int64_t lo = len, hi = 0;
+      for (std::int64_t j = 0; j < nseg; ++j, ++q) {
+        ASSERT_LT(q, nt);
+        const auto& U = tasks[q];
+        EXPECT_EQ(U[0], row);
+        EXPECT_EQ(U[1], row + 1);
+        EXPECT_EQ(U[2], t);
+        EXPECT_EQ(U[4], slot);
+        const std::int64_t sz = U[3] - U[2];
+        EXPECT_GE(sz, 1);
+        EXPECT_LE(sz, chunk);
+        for (std::int64_t u = U[2]; u < U[3]; ++u) EXPECT_EQ(bucket_of(u), bucket_of(p0));
+        lo = std::min(lo, sz);
+        hi = std::max(hi, sz);
+        t = U[3];
+        ++slot;
+      }
+      EXPECT_LE(hi - lo, 1);
+      EXPECT_EQ(t, p1);
+      p0 = p1;
+    }
+    EXPECT_EQ(s.long_rows[3 * lr + 2], slot);
+    EXPECT_GT(slot, slot0);
+    ++lr;
+    ++row;
+  }
+  EXPECT_EQ(row, n);
+  EXPECT_EQ(t, rm[n]);
+  EXPECT_EQ(slot, s.n_slots);
+  EXPECT_EQ(lr, s.long_rows.size() / 3);
+}
+
 TEST(ImplicitALSSegments, TasksCoverEveryNonzero) {
   std::mt19937 gen(7);
   std::vector<std::vector<std::int64_t>> lens = {
@@ -306,83 +406,43 @@ TEST(ImplicitALSSegments, TasksCoverEveryNonzero) {
   for (int i = 0; i < 500; ++i) rnd.push_back(gen() % 4 == 0 ? 0 : std::int64_t(gen() % 40));
   for (int i = 0; i < 5; ++i) rnd.push_back(200 + std::int64_t(gen() % 900));
   lens.push_back(rnd);
+  const std::int64_t cols = 5000;
   for (const auto& len : lens) {
-    for (std::int64_t chunk : {1, 3, 8, 128}) {
-      SCOPED_TRACE("rows = " + std::to_string(len.size()) + ", chunk = " + std::to_string(chunk));
-      std::vector<std::int64_t> rm{0};
-      for (std::int64_t l : len) rm.push_back(rm.back() + l);
-      const std::int64_t n = std::int64_t(len.size());
-      const auto s = Impl::als_segment_rows(rm.data(), n, chunk);
-      ASSERT_EQ(s.tasks.size() % 5, 0u);
-      ASSERT_EQ(s.long_rows.size() % 3, 0u);
-      std::int64_t row = 0, t = 0, slot = 0;
-      std::size_t lr = 0;
-      std::size_t q = 0;
-      const std::size_t nt = s.tasks.size() / 5;
-      while (q < nt) {
-        const std::int64_t* T = &s.tasks[5 * q];
-        ASSERT_EQ(T[0], row);
-        ASSERT_EQ(T[2], t);
-        if (T[4] < 0) {  // a pack of whole rows
-          ASSERT_GT(T[1], T[0]);
-          ASSERT_EQ(T[2], rm[T[0]]);
-          ASSERT_EQ(T[3], rm[T[1]]);
-          std::int64_t cost = 0;
-          for (std::int64_t r = T[0]; r < T[1]; ++r) {
-            ASSERT_LE(len[r], chunk);
-            cost += len[r] + Impl::als_segment_row_cost;
-          }
-          if (T[1] - T[0] > 1) EXPECT_LE(cost, chunk);
-          if (T[1] < n && len[T[1]] <= chunk)  // greedy: the next short row did not fit
-            EXPECT_GT(cost + len[T[1]] + Impl::als_segment_row_cost, chunk);
-          row = T[1];
-          t = T[3];
-          ++q;
-          continue;
+    std::vector<std::int64_t> rm{0}, en;
+    for (std::int64_t l : len) {  // l distinct sorted columns in [0, cols)
+      std::vector<char> on(cols, 0);
+      for (std::int64_t c = 0; c < l;) {
+        const std::int64_t j = std::int64_t(gen() % cols);
+        if (!on[j]) {
+          on[j] = 1;
+          ++c;
         }
-        // a long row: its segments are the next nseg tasks, its entry the next long row
-        const std::int64_t l = len[row];
-        ASSERT_GT(l, chunk);
-        const std::int64_t nseg = (l + chunk - 1) / chunk;
-        ASSERT_LT(lr, s.long_rows.size() / 3);
-        EXPECT_EQ(s.long_rows[3 * lr], row);
-        EXPECT_EQ(s.long_rows[3 * lr + 1], slot);
-        EXPECT_EQ(s.long_rows[3 * lr + 2], slot + nseg);
-        ASSERT_LE(q + std::size_t(nseg), nt);
-        std::int64_t lo = l, hi = 0;
-        for (std::int64_t j = 0; j < nseg; ++j) {
-          const std::int64_t* U = &s.tasks[5 * (q + std::size_t(j))];
-          EXPECT_EQ(U[0], row);
-          EXPECT_EQ(U[1], row + 1);
-          EXPECT_EQ(U[2], t);
-          EXPECT_EQ(U[4], slot + j);
-          const std::int64_t sz = U[3] - U[2];
-          EXPECT_GE(sz, 1);
-          EXPECT_LE(sz, chunk);
-          lo = std::min(lo, sz);
-          hi = std::max(hi, sz);
-          t = U[3];
-        }
-        EXPECT_LE(hi - lo, 1);
-        EXPECT_EQ(t, rm[row + 1]);
-        slot += nseg;
-        ++lr;
-        ++row;
-        q += std::size_t(nseg);
       }
-      EXPECT_EQ(row, n);
-      EXPECT_EQ(t, rm[n]);
-      EXPECT_EQ(slot, s.n_slots);
-      EXPECT_EQ(lr, s.long_rows.size() / 3);
+      for (std::int64_t j = 0; j < cols; ++j)
+        if (on[j]) en.push_back(j);
+      rm.push_back(std::int64_t(en.size()));
     }
+    const std::int64_t n = std::int64_t(len.size());
+    for (std::int64_t chunk : {1, 3, 8, 128})
+      for (std::int64_t bucket : {0, 1, 700, 5000}) {
+        SCOPED_TRACE("rows = " + std::to_string(n) + ", chunk = " + std::to_string(chunk) +
+                     ", bucket = " + std::to_string(bucket));
+        check_segments(rm, en, chunk, bucket,
+                       Impl::als_segment_rows(rm.data(), n, chunk, en.data(), bucket));
+      }
   }
+  // the bucket size: none when the fixed side fits the budget
+  EXPECT_EQ(Impl::als_segment_bucket(26744, 256, 2), 0);  // BF16 items at k = 256 fit
+  EXPECT_EQ(Impl::als_segment_bucket(26744, 256, 4), Impl::als_segment_bucket_bytes / 1024);
+  EXPECT_EQ(Impl::als_segment_bucket(138493, 256, 4), Impl::als_segment_bucket_bytes / 1024);
+  EXPECT_EQ(Impl::als_segment_bucket(std::int64_t(1) << 40, std::int64_t(1) << 30, 4), 1);
 }
 
 // The lockstep CG by nonzero-balanced tasks gives the row-wise lockstep result (ALSGemmCG)
 // to rounding, with tiny chunks so that most rows are split over several tasks (rows of
-// about 12 nonzeros, chunk 3 and 5), an empty user and item, a user whose interactions are
-// all 0 (entries without preference), k = 1 (one float per row), 7 and 33 (not multiples of
-// 4), 256, 300, 999 and 1025: the generic mirror (ALSLockstepSegmentedApply) and the
+// about 12 nonzeros, chunk 3 and 5; also cut at every 7 columns), an empty user and item,
+// a user whose interactions are all 0 (entries without preference), k = 1 (one float per
+// row), 7 and 33 (not multiples of 4), 256, 300, 999 and 1025: the generic mirror (ALSLockstepSegmentedApply) and the
 // dispatched phases (ALSLockstepApply: the CUDA kernels on Cuda, k <= 1024) against the
 // generic row-wise phases, after two iterations of 3 CG steps. Float sums in other orders:
 // relative difference <= 1e-4 (FP16 storage: 5e-3). Deterministic data.
@@ -404,15 +464,18 @@ TYPED_TEST(ImplicitALSTest, SegmentedLockstepMatchesRowWise) {
     ref.fit(C, 0);
     Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepGenericApply>(ref, 2);
     const auto xr = host_factors(ref.user_factors()), yr = host_factors(ref.item_factors());
-    const std::vector<std::int64_t> chunks =
-        k <= 33 ? std::vector<std::int64_t>{3, 5, 128} : std::vector<std::int64_t>{3, 128};
-    for (std::int64_t chunk : chunks) {
-      SCOPED_TRACE("factors = " + std::to_string(k) + ", chunk = " + std::to_string(chunk));
+    // (chunk, column bucket): split rows, split rows cut at every 7 columns, the defaults
+    std::vector<std::pair<std::int64_t, std::int64_t>> cuts = {{3, 0}, {5, 7}, {128, 0}};
+    if (k > 33) cuts = {{3, 7}, {128, 0}};
+    for (const auto& cut : cuts) {
+      const std::int64_t chunk = cut.first, bucket = cut.second;
+      SCOPED_TRACE("factors = " + std::to_string(k) + ", chunk = " + std::to_string(chunk) +
+                   ", bucket = " + std::to_string(bucket));
       ImplicitALS<Space, S> a(Space{}, o), b(Space{}, o);
       a.fit(C, 0);
       b.fit(C, 0);
-      Impl::ALSPlanAccess::resegment(a, chunk);
-      Impl::ALSPlanAccess::resegment(b, chunk);
+      Impl::ALSPlanAccess::resegment(a, chunk, bucket);
+      Impl::ALSPlanAccess::resegment(b, chunk, bucket);
       Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepSegmentedApply>(a, 2);
       Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepApply>(b, 2);
       EXPECT_LT(rel_diff(host_factors(a.user_factors()), xr), tol);

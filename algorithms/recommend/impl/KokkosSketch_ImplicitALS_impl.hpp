@@ -84,7 +84,8 @@ struct ALSGraph {
   Kokkos::View<std::int64_t*, MemSpace> entries;  ///< column indices, ascending per row
   Kokkos::View<float*, MemSpace> conf;            ///< weights (0: no preference)
   Kokkos::View<std::int64_t*, MemSpace> order;    ///< rows by decreasing count, ties by index
-  /// Tasks of the lockstep CG's nonzero-balanced kernels (ALSSegments: 5 int64 per task).
+  /// Tasks of the lockstep CG's nonzero-balanced kernels (ALSSegments: 5 int64 per task;
+  /// empty until als_resegment: the plans that run those kernels build them).
   Kokkos::View<std::int64_t*, MemSpace> tasks;
   /// Rows split over several tasks (ALSSegments: 3 int64 per row).
   Kokkos::View<std::int64_t*, MemSpace> long_rows;
@@ -107,43 +108,70 @@ inline constexpr std::int64_t als_segment_nnz = 128;
 inline constexpr std::int64_t als_segment_row_cost = 4;
 
 /// \brief The tasks of a CSR for the lockstep CG's per-step kernels, on the host. A task is
-/// a range of consecutive nonzeros handled by one warp (one thread in the generic mirror):
-/// - rows with more than `chunk` nonzeros (long rows) are split into nseg = ceil(len / chunk)
-///   segments of nearly equal length (the first len mod nseg one longer), each its own task
-///   writing its partial sum to its own slot (a row's slots are consecutive, in nonzero
-///   order), later summed in slot order by the long row's finish;
-/// - the other rows, empty ones included, are packed in index order: a task takes rows while
-///   the sum of (nonzeros + als_segment_row_cost) stays <= chunk (at least one row).
+/// a range of consecutive nonzeros of one row, or a range of whole rows, handled by one warp
+/// (one thread in the generic mirror):
+/// - rows with more than `chunk` nonzeros (long rows) are split: first into pieces, the
+///   maximal runs of nonzeros whose columns lie in one bucket [b bucket, (b + 1) bucket)
+///   (the whole row is one piece when bucket <= 0 or entries is null), then every piece into
+///   ceil(len / chunk) segments of nearly equal length (the first len mod nseg one longer).
+///   Each segment is its own task writing its partial sum to its own slot; a row's slots are
+///   consecutive, in nonzero order, and the long row's finish adds them in slot order;
+/// - the other rows, empty ones too, are packed in index order: a task takes rows while the
+///   sum of (nonzeros + als_segment_row_cost) stays <= chunk (at least one row).
+/// Task order: the packs first (in row order), then the segments by bucket (stable: rows in
+/// order within a bucket), so that the warps resident at one time gather from one bucket of
+/// the fixed side (an L2-sized slab of it). Without buckets: nonzero order.
 /// Task q is tasks[5q..5q+4] = {row0, row1, t0, t1, slot}: rows [row0, row1), nonzeros
 /// [t0, t1), slot -1 for a pack of whole rows (then t0 = row_map[row0], t1 = row_map[row1]),
 /// else row1 = row0 + 1 and the segment's slot. Long row q is long_rows[3q..3q+2] =
-/// {row, first slot, end slot}. Every nonzero belongs to exactly one task, every row to
-/// exactly one pack or to one long-row entry; tasks are in nonzero order.
+/// {row, first slot, end slot}, in row order. Every nonzero belongs to exactly one task,
+/// every row to exactly one pack or to one long-row entry.
 struct ALSSegments {
   std::vector<std::int64_t> tasks;      ///< 5 per task
   std::vector<std::int64_t> long_rows;  ///< 3 per long row
   std::int64_t n_slots = 0;             ///< slots of partial sums
 };
 
-/// \brief Builds the ALSSegments of the CSR offsets rm[0..n_rows] with `chunk` (>= 1)
-/// nonzeros per task.
+/// \brief Builds the ALSSegments of the CSR offsets rm[0..n_rows] (and column indices
+/// `entries`, read only when bucket > 0) with `chunk` (>= 1) nonzeros per task and column
+/// buckets of `bucket` columns (<= 0: none).
 inline ALSSegments als_segment_rows(const std::int64_t* rm, std::int64_t n_rows,
-                                    std::int64_t chunk) {
+                                    std::int64_t chunk, const std::int64_t* entries = nullptr,
+                                    std::int64_t bucket = 0) {
   ALSSegments s;
   chunk = std::max<std::int64_t>(chunk, 1);
+  const bool buckets = bucket > 0 && entries != nullptr;
+  struct Seg {  // a task and its bucket (-1: a pack)
+    std::int64_t bucket, row0, row1, t0, t1, slot;
+  };
+  std::vector<Seg> segs;
+  auto cut = [&](std::int64_t r, std::int64_t b0, std::int64_t len, std::int64_t bk) {
+    const std::int64_t nseg = (len + chunk - 1) / chunk;
+    const std::int64_t q = len / nseg, rem = len % nseg;
+    for (std::int64_t j = 0; j < nseg; ++j) {
+      const std::int64_t t0 = b0 + j * q + std::min(j, rem);
+      const std::int64_t t1 = t0 + q + (j < rem ? 1 : 0);
+      segs.push_back({bk, r, r + 1, t0, t1, s.n_slots++});
+    }
+  };
   std::int64_t r = 0;
   while (r < n_rows) {
     const std::int64_t len = rm[r + 1] - rm[r];
     if (len > chunk) {
-      const std::int64_t nseg = (len + chunk - 1) / chunk;
-      const std::int64_t q = len / nseg, rem = len % nseg;
-      s.long_rows.insert(s.long_rows.end(), {r, s.n_slots, s.n_slots + nseg});
-      for (std::int64_t j = 0; j < nseg; ++j) {
-        const std::int64_t t0 = rm[r] + j * q + std::min(j, rem);
-        const std::int64_t t1 = t0 + q + (j < rem ? 1 : 0);
-        s.tasks.insert(s.tasks.end(), {r, r + 1, t0, t1, s.n_slots + j});
+      const std::int64_t slot0 = s.n_slots;
+      if (!buckets) {
+        cut(r, rm[r], len, 0);
+      } else {
+        std::int64_t t = rm[r];
+        while (t < rm[r + 1]) {
+          const std::int64_t bk = entries[t] / bucket;
+          std::int64_t u = t + 1;
+          while (u < rm[r + 1] && entries[u] / bucket == bk) ++u;
+          cut(r, t, u - t, bk);
+          t = u;
+        }
       }
-      s.n_slots += nseg;
+      s.long_rows.insert(s.long_rows.end(), {r, slot0, s.n_slots});
       ++r;
       continue;
     }
@@ -156,20 +184,40 @@ inline ALSSegments als_segment_rows(const std::int64_t* rm, std::int64_t n_rows,
       cost += c;
       ++q;
     }
-    s.tasks.insert(s.tasks.end(), {r, q, rm[r], rm[q], std::int64_t(-1)});
+    if (buckets) {
+      s.tasks.insert(s.tasks.end(), {r, q, rm[r], rm[q], std::int64_t(-1)});
+    } else {
+      segs.push_back({-1, r, q, rm[r], rm[q], -1});  // in nonzero order with the segments
+    }
     r = q;
   }
+  if (buckets)
+    std::stable_sort(segs.begin(), segs.end(),
+                     [](const Seg& a, const Seg& b) { return a.bucket < b.bucket; });
+  for (const Seg& g : segs) s.tasks.insert(s.tasks.end(), {g.row0, g.row1, g.t0, g.t1, g.slot});
   return s;
 }
 
-/// \brief Sets the tasks of `g` from its host offsets `rm` (n_rows + 1 values) with `chunk`
-/// nonzeros per task. Waits (the host vectors die with this scope).
+/// Bytes of the fixed side that the column buckets of the CUDA lockstep tasks aim to keep
+/// in L2 (half of an H100's 50 MB).
+inline constexpr std::int64_t als_segment_bucket_bytes = std::int64_t(24) << 20;
+
+/// \brief Columns per bucket for a fixed side of `cols` rows of k factors of `elem_bytes`
+/// bytes: als_segment_bucket_bytes / (k elem_bytes), 0 (no buckets) when the whole side fits.
+inline std::int64_t als_segment_bucket(std::int64_t cols, std::int64_t k, std::int64_t elem_bytes) {
+  const std::int64_t b = std::max<std::int64_t>(1, als_segment_bucket_bytes / (k * elem_bytes));
+  return b >= cols ? 0 : b;
+}
+
+/// \brief Sets the tasks of `g` from its host offsets `rm` (n_rows + 1 values) and column
+/// indices `en` (read when bucket > 0) with `chunk` nonzeros per task and column buckets of
+/// `bucket` columns. Waits (the host vectors die with this scope).
 template <class ExecSpace, class MemSpace>
 void als_set_segments(const ExecSpace& space, ALSGraph<MemSpace>& g, const std::int64_t* rm,
-                      std::int64_t chunk) {
+                      const std::int64_t* en, std::int64_t chunk, std::int64_t bucket) {
   using hview = Kokkos::View<const std::int64_t*, Kokkos::HostSpace,
                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  const ALSSegments s = als_segment_rows(rm, g.n_rows, chunk);
+  const ALSSegments s = als_segment_rows(rm, g.n_rows, chunk, en, bucket);
   g.n_tasks = std::int64_t(s.tasks.size() / 5);
   g.n_long = std::int64_t(s.long_rows.size() / 3);
   g.n_slots = s.n_slots;
@@ -184,19 +232,25 @@ void als_set_segments(const ExecSpace& space, ALSGraph<MemSpace>& g, const std::
   space.fence();
 }
 
-/// \brief Rebuilds the tasks of `g` with `chunk` nonzeros per task (tests reach the split
-/// rows with small chunks). Waits.
+/// \brief (Re)builds the tasks of `g` with `chunk` nonzeros per task and column buckets of
+/// `bucket` columns (0: none): copies the offsets (and the indices when bucket > 0) to the
+/// host. Setup cost, once per fit on the plans that use them. Waits.
 template <class ExecSpace, class MemSpace>
-void als_resegment(const ExecSpace& space, ALSGraph<MemSpace>& g, std::int64_t chunk) {
+void als_resegment(const ExecSpace& space, ALSGraph<MemSpace>& g, std::int64_t chunk,
+                   std::int64_t bucket = 0) {
   auto rm = Kokkos::create_mirror_view(Kokkos::HostSpace(), g.row_map);
   Kokkos::deep_copy(space, rm, g.row_map);
+  typename Kokkos::View<std::int64_t*, MemSpace>::HostMirror en;
+  if (bucket > 0) {
+    en = Kokkos::create_mirror_view(Kokkos::HostSpace(), g.entries);
+    Kokkos::deep_copy(space, en, g.entries);
+  }
   space.fence();
-  als_set_segments(space, g, rm.data(), chunk);
+  als_set_segments(space, g, rm.data(), bucket > 0 ? en.data() : nullptr, chunk, bucket);
 }
 
 /// \brief The rows of `g` by decreasing count, ties by increasing index (host sort of the
-/// counts: setup cost, once per fit), and the tasks of the lockstep CG (als_set_segments with
-/// als_segment_nnz nonzeros per task).
+/// counts: setup cost, once per fit).
 template <class ExecSpace, class MemSpace>
 void als_order_rows(const ExecSpace& space, ALSGraph<MemSpace>& g) {
   auto rm = Kokkos::create_mirror_view(Kokkos::HostSpace(), g.row_map);
@@ -214,7 +268,6 @@ void als_order_rows(const ExecSpace& space, ALSGraph<MemSpace>& g) {
       hidx(idx.data(), idx.size());
   Kokkos::deep_copy(space, g.order, hidx);
   space.fence();  // hidx is a host vector that dies with this scope
-  als_set_segments(space, g, rm.data(), als_segment_nnz);
 }
 
 /// \brief The internal CSR of a KokkosSparse::CrsMatrix (already validated): offsets and

@@ -94,16 +94,20 @@ struct ALSLockstepGenericApply {
 template <class ExecSpace, class S>
 struct ALSLockstepSegmentedApply {
   static constexpr const char* path = "generic";
-  /// Always segmented (needs pr.tasks).
+  /// Segmented when the problem has its tasks (else the generic ALSGemmCG phases run).
   static bool segmented(const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr) {
-    (void)pr;
-    return true;
+    return pr.n_rows == 0 || pr.n_tasks > 0;
   }
   /// Enqueues phase `ph` (ALSGemmCG::Phase) on `space`.
   static void phase(const ExecSpace& space,
                     const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr,
                     const ALSGemmWork<typename ExecSpace::memory_space>& w, int ph) {
-    ALSLockstepSegmented<ExecSpace, S>::run(space, pr, w, ph);
+    if (segmented(pr)) {
+      ALSLockstepSegmented<ExecSpace, S>::run(space, pr, w, ph);
+    } else {
+      using cg = ALSGemmCG<ExecSpace, S>;
+      cg::run(space, pr, w, typename cg::Phase(ph));
+    }
   }
 };
 
@@ -141,12 +145,13 @@ struct ALSPlanAccess {
   static void iterate_lockstep(Plan& plan, int iterations) {
     plan.template run_iterations<ALSSolveApply, Lockstep>(iterations, {});
   }
-  /// Rebuilds the tasks of the plan's users and items CSRs with `chunk` nonzeros per task
-  /// (tests reach the split rows with small chunks). Waits.
+  /// Rebuilds the tasks of the plan's users and items CSRs with `chunk` nonzeros per task and
+  /// column buckets of `bucket` columns (0: none; tests reach the split rows and the buckets
+  /// with small values, benchmarks compare). Waits.
   template <class Plan>
-  static void resegment(Plan& plan, std::int64_t chunk) {
-    als_resegment(plan.m_space, plan.m_users, chunk);
-    als_resegment(plan.m_space, plan.m_items, chunk);
+  static void resegment(Plan& plan, std::int64_t chunk, std::int64_t bucket = 0) {
+    als_resegment(plan.m_space, plan.m_users, chunk, bucket);
+    als_resegment(plan.m_space, plan.m_items, chunk, bucket);
   }
   /// The problem of the users' half-iteration of `plan` (after a fit): YtY formed from the
   /// current item factors, X the plan's user factors (tests point it elsewhere).
