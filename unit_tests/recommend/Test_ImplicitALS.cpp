@@ -432,8 +432,8 @@ TEST(ImplicitALSSegments, TasksCoverEveryNonzero) {
       }
   }
   // the bucket size: none when the fixed side fits the budget
-  EXPECT_EQ(Impl::als_segment_bucket(26744, 256, 2), 0);  // BF16 items at k = 256 fit
-  EXPECT_EQ(Impl::als_segment_bucket(26744, 256, 4), Impl::als_segment_bucket_bytes / 1024);
+  EXPECT_EQ(Impl::als_segment_bucket(26744, 256, 4), 0);  // ml20m items at k = 256 fit
+  EXPECT_EQ(Impl::als_segment_bucket(26744, 1024, 4), Impl::als_segment_bucket_bytes / 4096);
   EXPECT_EQ(Impl::als_segment_bucket(138493, 256, 4), Impl::als_segment_bucket_bytes / 1024);
   EXPECT_EQ(Impl::als_segment_bucket(std::int64_t(1) << 40, std::int64_t(1) << 30, 4), 1);
 }

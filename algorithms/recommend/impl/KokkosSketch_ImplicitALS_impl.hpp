@@ -199,8 +199,10 @@ inline ALSSegments als_segment_rows(const std::int64_t* rm, std::int64_t n_rows,
 }
 
 /// Bytes of the fixed side that the column buckets of the CUDA lockstep tasks aim to keep
-/// in L2 (half of an H100's 50 MB).
-inline constexpr std::int64_t als_segment_bucket_bytes = std::int64_t(24) << 20;
+/// in L2 (about 2/3 of an H100's or H200's 50 MB; the rest holds the CG vectors' streams).
+/// At MovieLens-20M shape and k = 256 in FP32: no buckets on the users' side (Y is 27 MB),
+/// 5 buckets of 32,768 users on the items' side (X is 141 MB).
+inline constexpr std::int64_t als_segment_bucket_bytes = std::int64_t(32) << 20;
 
 /// \brief Columns per bucket for a fixed side of `cols` rows of k factors of `elem_bytes`
 /// bytes: als_segment_bucket_bytes / (k elem_bytes), 0 (no buckets) when the whole side fits.
