@@ -24,15 +24,17 @@
 ///   p = r + beta p, rs = r.r (the other groups take part in the shuffles only);
 /// - a segment of a long row writes acc to its slot of `part` (no atomics).
 ///
-/// **Long-row kernel** (after the task kernel): a warp per split row adds its slots in order
-/// and finishes the row as above (scalar loops over the factors, coalesced).
+/// **Long-row kernel** (after the task kernel): a block per split row; each thread adds the
+/// slots of its factors in slot order (a popular item has hundreds of slots: 256 independent
+/// sums in flight, several loads each) and the block finishes the row as above (block sums in
+/// a fixed order).
 ///
 /// **Load / store**: a warp per row (x = X(target), rs = [a positive weight]; X(target) = x).
 ///
 /// Deterministic: every sum has a fixed order, no atomics; results equal the generic
 /// ALSGemmCG to rounding (sums in other orders). Vector loads need k % 4 == 0 and aligned
-/// bases (checked on the host); otherwise the same kernels load element by element. No
-/// shared memory.
+/// bases (checked on the host); otherwise the same kernels load element by element. Shared
+/// memory: only the long-row kernel's 8 floats of warp partials (static).
 #define KOKKOSSKETCH_NO_KOKKOS  // before any core header: they select their Kokkos-free form
 #include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Cuda_ImplicitALSKernels.hpp>
@@ -323,18 +325,42 @@ __global__ void __launch_bounds__(lk_threads) lockstep_tasks_kernel(LockstepProb
   }
 }
 
-/// The long-row kernel (see the file comment): a warp per split row, lane l over the factors
-/// l, l + 32, ...; the slots added in order.
+/// Block sum of one value per thread (lk_threads): warp butterflies, then every thread adds
+/// the warps' partials in order (the same value in every thread). Two barriers; every
+/// thread of the block must call it.
+__device__ __forceinline__ float lk_block_sum(float v, float* s_red) {
+  v = lk_warp_sum(v);
+  __syncthreads();  // earlier readers of s_red are done
+  if ((threadIdx.x & 31) == 0) s_red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  float s = 0.0f;
+#pragma unroll
+  for (int w = 0; w < lk_threads / 32; ++w) s += s_red[w];
+  return s;
+}
+
+/// Sum of the slots [s0, s1) of factor f, in slot order (the loads of 8 slots in flight).
+__device__ __forceinline__ float lk_slot_sum(const float* __restrict__ part, std::int64_t k,
+                                             std::int64_t s0, std::int64_t s1, std::int64_t f) {
+  float a = 0.0f;
+#pragma unroll 8
+  for (std::int64_t s = s0; s < s1; ++s) a += part[s * k + f];
+  return a;
+}
+
+/// The long-row kernel (see the file comment): a block per split row, thread t over the
+/// factors t, t + 256, ...; the slots added in slot order by each thread (a popular item has
+/// hundreds of slots: a block keeps 256 independent sums in flight, not 32); block sums for
+/// the dots.
 template <bool Residual>
 __global__ void __launch_bounds__(lk_threads) lockstep_long_kernel(LockstepProblem pr) {
+  __shared__ float s_red[lk_threads / 32];
   const std::int64_t k = pr.k;
-  const int lane = threadIdx.x & 31;
-  const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
-  for (std::int64_t q = warp0; q < pr.n_long; q += nwarps) {
+  const float* part = pr.part;
+  for (std::int64_t q = blockIdx.x; q < pr.n_long; q += gridDim.x) {
     const std::int64_t row = __ldg(pr.long_rows + 3 * q), s0 = __ldg(pr.long_rows + 3 * q + 1),
                        s1 = __ldg(pr.long_rows + 3 * q + 2);
-    const float rs = pr.rs[row];
+    const float rs = pr.rs[row];  // uniform over the block
     if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
     float* xrow = pr.x + row * k;
     float* rrow = pr.r + row * k;
@@ -342,43 +368,39 @@ __global__ void __launch_bounds__(lk_threads) lockstep_long_kernel(LockstepProbl
     float* drow = pr.d + row * k;
     if (Residual) {
       float rr = 0.0f;
-      for (std::int64_t f = lane; f < k; f += 32) {
-        float a = 0.0f;
-        for (std::int64_t s = s0; s < s1; ++s) a += pr.part[s * k + f];
-        const float r = a - drow[f];
+      for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) {
+        const float r = lk_slot_sum(part, k, s0, s1, f) - drow[f];
         rrow[f] = r;
         prow[f] = r;
         rr = fmaf(r, r, rr);
       }
-      rr = lk_warp_sum(rr);
-      if (lane == 0) pr.rs[row] = rr;
+      rr = lk_block_sum(rr, s_red);
+      if (threadIdx.x == 0) pr.rs[row] = rr;
       continue;
     }
     float pap = 0.0f;
-    for (std::int64_t f = lane; f < k; f += 32) {
-      float a = 0.0f;
-      for (std::int64_t s = s0; s < s1; ++s) a += pr.part[s * k + f];
-      const float ap = drow[f] + a;
-      drow[f] = ap;  // Ap, read back below by this lane only
+    for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) {
+      const float ap = drow[f] + lk_slot_sum(part, k, s0, s1, f);
+      drow[f] = ap;  // Ap, read back below by this thread only
       pap = fmaf(prow[f], ap, pap);
     }
-    pap = lk_warp_sum(pap);
+    pap = lk_block_sum(pap, s_red);
     if (!(pap > 0.0f)) {
-      if (lane == 0) pr.rs[row] = 0.0f;
+      if (threadIdx.x == 0) pr.rs[row] = 0.0f;
       continue;
     }
     const float alpha = rs / pap;
     float rr = 0.0f;
-    for (std::int64_t f = lane; f < k; f += 32) {
+    for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) {
       xrow[f] = fmaf(alpha, prow[f], xrow[f]);
       const float r = fmaf(-alpha, drow[f], rrow[f]);
       rrow[f] = r;
       rr = fmaf(r, r, rr);
     }
-    rr = lk_warp_sum(rr);
+    rr = lk_block_sum(rr, s_red);
     const float beta = rr / rs;
-    for (std::int64_t f = lane; f < k; f += 32) prow[f] = fmaf(beta, prow[f], rrow[f]);
-    if (lane == 0) pr.rs[row] = rr;
+    for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) prow[f] = fmaf(beta, prow[f], rrow[f]);
+    if (threadIdx.x == 0) pr.rs[row] = rr;
   }
 }
 
@@ -476,10 +498,11 @@ void phase_typed(const LockstepProblem& pr, LockstepPhase ph, cudaStream_t strea
     launch_tasks_f<S, false>(pr, residual, stream);
   }
   if (pr.n_long > 0) {
+    const unsigned blocks = unsigned(std::min(pr.n_long, lk_max_blocks));  // a block per row
     if (residual) {
-      lockstep_long_kernel<true><<<lk_blocks(pr.n_long), lk_threads, 0, stream>>>(pr);
+      lockstep_long_kernel<true><<<blocks, lk_threads, 0, stream>>>(pr);
     } else {
-      lockstep_long_kernel<false><<<lk_blocks(pr.n_long), lk_threads, 0, stream>>>(pr);
+      lockstep_long_kernel<false><<<blocks, lk_threads, 0, stream>>>(pr);
     }
     KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
   }
