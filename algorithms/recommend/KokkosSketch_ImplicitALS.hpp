@@ -497,9 +497,16 @@ class ImplicitALS {
     if (uses_gemm_dense_term())
       ws.add("G = YtY + lambda I (dense_term gemm)", k, k, sizeof(float),
              Impl::concat("factors = ", k));
-    if (uses_gemm_dense_term() && Impl::ALSLockstepApply<ExecSpace, Storage>::handles(k))
-      ws.add("partial sums of split rows (dense_term gemm)", 2 * nnz / Impl::als_segment_nnz + 1,
-             k, sizeof(float), Impl::concat("nnz = ", nnz, ", factors = ", k));
+    if (uses_gemm_dense_term() && Impl::ALSLockstepApply<ExecSpace, Storage>::handles(k)) {
+      // segments of at least half a chunk, plus at most one short piece per row and column
+      // bucket (an upper bound)
+      const std::int64_t nb =
+          1 + std::max(nu, ni) * k * std::int64_t(sizeof(Storage)) / Impl::als_segment_bucket_bytes;
+      const std::int64_t slots = 2 * nnz / Impl::als_segment_nnz + 1 +
+                                 std::min(nnz, (nnz / Impl::als_segment_nnz + 1) * nb);
+      ws.add("partial sums of split rows (dense_term gemm)", slots, k, sizeof(float),
+             Impl::concat("nnz = ", nnz, ", factors = ", k));
+    }
     ws.check<memory_space>();
     const bool lg = m_opts.confidence == ALSConfidence::log;
     m_users = Impl::als_graph_from_crs(m_space, C, lg, m_opts.alpha, m_opts.eps);
