@@ -51,13 +51,18 @@ enum class ALSDenseTerm {
   /// block paths).
   per_row,
   /// For all rows at once by one GEMM per CG step (D = P (YtY + lambda I), Kokkos Kernels:
-  /// cuBLAS on CUDA, host BLAS on host spaces); the per-row kernels (generic Kokkos) add the
-  /// sparse term and do the CG update. Needs 4 x max(users, items) x factors floats of
-  /// workspace. Same results as per_row up to the dense product's rounding.
+  /// cuBLAS on CUDA, host BLAS on host spaces), every row's CG in lockstep; per step a
+  /// second kernel adds the sparse term and does the CG update (generic Kokkos: a team per
+  /// row; CUDA, up to 1024 factors: kernels balanced over the nonzeros, long rows split over
+  /// several warps). Needs 4 x max(users, items) x factors floats of workspace (plus, on
+  /// CUDA, the partial sums of the split rows: fewer than 2 nnz / 128 rows of factors). Same
+  /// results as per_row up to rounding (the dense product's and the sums' order).
   gemm,
-  /// gemm when factors > 256 on device spaces (where the per-row kernels read all of YtY
-  /// per row) and factors > 128 on host spaces (host BLAS beats the per-row loops there:
-  /// measured at 256 factors on a 2-core host), per_row otherwise.
+  /// The rule of Impl::als_automatic_uses_gemm: gemm on host spaces above 128 factors (host
+  /// BLAS beats the per-row loops there: measured at 256 factors on a 2-core host); on CUDA
+  /// gemm whenever its nonzero-balanced lockstep kernels take the factor count (up to 1024:
+  /// the per-row kernels serialize long rows); on other device spaces gemm above 256
+  /// factors; per_row otherwise.
   automatic
 };
 
@@ -244,8 +249,9 @@ class ImplicitALS {
                           f, "Cui is ", Cui.numRows(), " x ", Cui.numCols(),
                           " but the model has ", users(), " users and ", items(), " items");
     const auto ids = checked_ids(f, user_ids, users(), "user id");
-    const auto sub = Impl::als_sub_graph(m_space, Cui, ids, m_opts.confidence == ALSConfidence::log,
-                                         m_opts.alpha, m_opts.eps);
+    auto sub = Impl::als_sub_graph(m_space, Cui, ids, m_opts.confidence == ALSConfidence::log,
+                                   m_opts.alpha, m_opts.eps);
+    segment(sub);  // the same tasks for a row as in the full CSR: the same arithmetic
     gram(m_Y, m_gram);
     solve(sub, ids, m_X, m_Y);
   } catch (...) {
@@ -491,11 +497,34 @@ class ImplicitALS {
     if (uses_gemm_dense_term())
       ws.add("G = YtY + lambda I (dense_term gemm)", k, k, sizeof(float),
              Impl::concat("factors = ", k));
+    if (uses_gemm_dense_term() && Impl::ALSLockstepApply<ExecSpace, Storage>::handles(k)) {
+      // segments of at least half a chunk, plus at most one short piece per row and column
+      // bucket (an upper bound)
+      const std::int64_t nb =
+          1 + std::max(nu, ni) * k * std::int64_t(sizeof(Storage)) / Impl::als_segment_bucket_bytes;
+      const std::int64_t slots = 2 * nnz / Impl::als_segment_nnz + 1 +
+                                 std::min(nnz, (nnz / Impl::als_segment_nnz + 1) * nb);
+      ws.add("partial sums of split rows (dense_term gemm)", slots, k, sizeof(float),
+             Impl::concat("nnz = ", nnz, ", factors = ", k));
+    }
     ws.check<memory_space>();
     const bool lg = m_opts.confidence == ALSConfidence::log;
     m_users = Impl::als_graph_from_crs(m_space, C, lg, m_opts.alpha, m_opts.eps);
     m_items = Impl::als_transpose(m_space, m_users);
+    segment(m_users);
+    segment(m_items);
     m_has_matrix = true;
+  }
+
+  /// The tasks of the lockstep backend kernels for `g` (Impl::als_segment_rows: chunks of
+  /// als_segment_nnz nonzeros, column buckets of the fixed side's L2-sized slabs), when this
+  /// plan runs them (GEMM dense term, a backend ALSLockstepApply taking the factor count).
+  /// A host copy of the CSR: setup cost, once per matrix. Waits.
+  void segment(graph_t& g) {
+    const std::int64_t k = factors();
+    if (!uses_gemm_dense_term() || !Impl::ALSLockstepApply<ExecSpace, Storage>::handles(k)) return;
+    Impl::als_resegment(m_space, g, Impl::als_segment_nnz,
+                        Impl::als_segment_bucket(g.n_cols, k, std::int64_t(sizeof(Storage))));
   }
 
   void initialize_factors() {
@@ -517,14 +546,16 @@ class ImplicitALS {
     }
   }
 
-  /// One iteration: the users from Y, then the items from X (Apply: the dispatch struct).
-  template <template <class, class> class Apply = Impl::ALSSolveApply>
+  /// One iteration: the users from Y, then the items from X (Apply: the dispatch struct of
+  /// the per-row solve; Lockstep: that of the GEMM dense-term path's phases).
+  template <template <class, class> class Apply = Impl::ALSSolveApply,
+            template <class, class> class Lockstep = Impl::ALSLockstepApply>
   void run_iterations(int iterations, const ALSCallback& callback) {
     for (int it = 0; it < iterations; ++it) {
       gram(m_Y, m_gram);
-      solve<Apply>(m_users, ids_t(), m_X, m_Y);
+      solve<Apply, Lockstep>(m_users, ids_t(), m_X, m_Y);
       gram(m_X, m_gram);
-      solve<Apply>(m_items, ids_t(), m_Y, m_X);
+      solve<Apply, Lockstep>(m_items, ids_t(), m_Y, m_X);
       if (callback) callback(it + 1, compute_loss());
     }
   }
@@ -563,14 +594,16 @@ class ImplicitALS {
   bool uses_gemm_dense_term() const {
     if (m_opts.dense_term == ALSDenseTerm::gemm) return true;
     if (m_opts.dense_term == ALSDenseTerm::per_row) return false;
-    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
-    return factors() > (host ? 128 : 256);
+    return Impl::als_automatic_uses_gemm<ExecSpace, Storage>(factors());
   }
 
   /// The GEMM dense-term solve of the problem `pr` (every row's CG in lockstep; one GEMM
-  /// D = P (YtY + lambda I) per CG step). The workspaces grow to pr.n_rows rows once.
+  /// D = P (YtY + lambda I) per CG step, the phases between them by Lockstep). The workspaces
+  /// grow to pr.n_rows rows (and the partial sums to pr.n_slots) once.
+  template <template <class, class> class Lockstep = Impl::ALSLockstepApply>
   void solve_gemm(const Impl::ALSSolveProblem<memory_space, Storage>& pr) {
     using cg = Impl::ALSGemmCG<ExecSpace, Storage>;
+    using lk = Lockstep<ExecSpace, Storage>;
     const std::int64_t n = pr.n_rows, k = factors();
     if (n == 0) return;
     Impl::ScopedRegion region("ImplicitALS::solve[gemm]");
@@ -588,6 +621,14 @@ class ImplicitALS {
       w.rs = Kokkos::View<float*, memory_space>(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::cg_rs"), rows);
     }
+    if (lk::segmented(pr) &&
+        (std::int64_t(w.part.extent(0)) < pr.n_slots || std::int64_t(w.part.extent(1)) != k)) {
+      const std::int64_t slots =
+          std::max(pr.n_slots, std::max(m_users.n_slots, m_items.n_slots));
+      w.part = fmatrix_t(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::cg_part"),
+          slots, k);
+    }
     if (std::int64_t(w.g.extent(0)) != k)
       w.g = fmatrix_t(Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::G"),
                       k, k);
@@ -600,19 +641,20 @@ class ImplicitALS {
       ul_t ST(src.data(), k, n);
       m_la.gemm("N", "N", 1.0f, GL, ST, 0.0f, DT);
     };
-    cg::run(m_space, pr, w, cg::load);
+    lk::phase(m_space, pr, w, cg::load);
     dense(w.x);
-    cg::run(m_space, pr, w, cg::residual);
+    lk::phase(m_space, pr, w, cg::residual);
     for (int step = 0; step < pr.cg_steps; ++step) {
       dense(w.p);
-      cg::run(m_space, pr, w, cg::step);
+      lk::phase(m_space, pr, w, cg::step);
     }
-    cg::run(m_space, pr, w, cg::store);
+    lk::phase(m_space, pr, w, cg::store);
   }
 
   /// One solve through the dispatch struct (or the GEMM dense-term path): rows of `g`
   /// (targets `ids` or identity) of X from the fixed side Y and m_gram = Y^T Y.
-  template <template <class, class> class Apply = Impl::ALSSolveApply>
+  template <template <class, class> class Apply = Impl::ALSSolveApply,
+            template <class, class> class Lockstep = Impl::ALSLockstepApply>
   void solve(const graph_t& g, const ids_t& ids, const factor_view& X, const factor_view& Y) {
     Impl::ALSSolveProblem<memory_space, Storage> pr;
     pr.row_map = g.row_map;
@@ -627,8 +669,13 @@ class ImplicitALS {
     pr.cg_steps = m_opts.cg_steps;
     pr.n_rows = g.n_rows;
     pr.k = factors();
+    pr.tasks = g.tasks;
+    pr.long_rows = g.long_rows;
+    pr.n_tasks = g.n_tasks;
+    pr.n_long = g.n_long;
+    pr.n_slots = g.n_slots;
     if (uses_gemm_dense_term()) {
-      solve_gemm(pr);
+      solve_gemm<Lockstep>(pr);
       return;
     }
     Apply<ExecSpace, Storage>::apply(m_space, pr);

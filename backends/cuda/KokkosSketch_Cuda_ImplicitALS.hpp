@@ -5,6 +5,10 @@
 /// KokkosSketch_Cuda_ImplicitALSKernels.hpp). Every storage type (float, fp16, bf16) and up to
 /// CudaALS::max_factors factors take the CUDA kernels; more factors take the generic kernel.
 ///
+/// The lockstep CG's phases (ALSLockstepApply, the GEMM dense-term path) take the
+/// nonzero-balanced kernels of KokkosSketch_Cuda_ImplicitALSLockstep.cu up to
+/// CudaALS::lockstep_max_factors factors.
+///
 /// Which kernel ran is told by a nested profiling region: `ImplicitALS::solve[cuda-warp]`,
 /// `ImplicitALS::solve[cuda-block]` or `ImplicitALS::solve[generic]`.
 #ifndef KOKKOSSKETCH_CUDA_IMPLICITALS_HPP
@@ -67,6 +71,53 @@ struct ALSSolveApply<Kokkos::Cuda, S> {
     ScopedRegion region(std::string("ImplicitALS::solve[") + CudaALS::kernel_name(p, cfg.kernels) +
                         "]");
     CudaALS::solve(p, cfg.kernels, space.cuda_stream());
+  }
+};
+
+/// \brief CUDA phases of the lockstep CG (the GEMM dense-term path): up to
+/// CudaALS::lockstep_max_factors factors, the nonzero-balanced kernels of
+/// KokkosSketch_Cuda_ImplicitALSLockstep.cu (they need the problem's tasks); otherwise the
+/// generic ALSGemmCG phases. Every storage type.
+template <class S>
+struct ALSLockstepApply<Kokkos::Cuda, S> {
+  static constexpr const char* path = "cuda";
+  using problem_t = ALSSolveProblem<Kokkos::CudaSpace, S>;
+  using work_t = ALSGemmWork<Kokkos::CudaSpace>;
+
+  /// Whether the CUDA kernels take k factors.
+  static bool handles(std::int64_t k) { return k >= 1 && k <= CudaALS::lockstep_max_factors; }
+  /// Whether the phases of `pr` run the CUDA kernels (they read pr.tasks, write w.part).
+  static bool segmented(const problem_t& pr) {
+    return handles(pr.k) && (pr.n_rows == 0 || pr.n_tasks > 0);
+  }
+  /// Enqueues phase `ph` (ALSGemmCG::Phase) on the instance's stream.
+  static void phase(const Kokkos::Cuda& space, const problem_t& pr, const work_t& w, int ph) {
+    if (!segmented(pr)) {
+      using cg = ALSGemmCG<Kokkos::Cuda, S>;
+      cg::run(space, pr, w, typename cg::Phase(ph));
+      return;
+    }
+    CudaALS::LockstepProblem p;
+    p.row_map = pr.row_map.data();
+    p.entries = pr.entries.data();
+    p.conf = pr.conf.data();
+    p.targets = pr.targets.extent(0) != 0 ? pr.targets.data() : nullptr;
+    p.Y = pr.Y.data();
+    p.X = pr.X.data();
+    p.storage = cuda_als_storage<S>();
+    p.x = w.x.data();
+    p.r = w.r.data();
+    p.p = w.p.data();
+    p.d = w.d.data();
+    p.rs = w.rs.data();
+    p.part = pr.n_slots > 0 ? w.part.data() : nullptr;
+    p.tasks = pr.tasks.data();
+    p.long_rows = pr.n_long > 0 ? pr.long_rows.data() : nullptr;
+    p.n_tasks = pr.n_tasks;
+    p.n_long = pr.n_long;
+    p.n_rows = pr.n_rows;
+    p.k = pr.k;
+    CudaALS::lockstep_phase(p, CudaALS::LockstepPhase(ph), space.cuda_stream());
   }
 };
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Cuda_ImplicitALSKernels.hpp
 /// \brief Raw-pointer interface of the CUDA conjugate-gradient kernels of the implicit ALS
-/// (backends/cuda/KokkosSketch_Cuda_ImplicitALS.cu, compiled by nvcc into the
-/// kokkossketch_cuda_kernels library). No Kokkos: KokkosSketch_Cuda_ImplicitALS.hpp calls it
+/// (backends/cuda/KokkosSketch_Cuda_ImplicitALS.cu: the per-row solve;
+/// KokkosSketch_Cuda_ImplicitALSLockstep.cu: the lockstep CG's per-step phases; compiled by
+/// nvcc into the kokkossketch_cuda_kernels library). No Kokkos: KokkosSketch_Cuda_ImplicitALS.hpp calls it
 /// for the plan's Views.
 #ifndef KOKKOSSKETCH_CUDA_IMPLICITALSKERNELS_HPP
 #define KOKKOSSKETCH_CUDA_IMPLICITALSKERNELS_HPP
@@ -61,6 +62,53 @@ const char* kernel_name(const Problem& prob, const Config& cfg);
 /// Enqueues the solve on `stream`.
 /// \throws Error (KOKKOSSKETCH_CHECK_CUDA) if a launch fails; Error if k > max_factors
 void solve(const Problem& prob, const Config& cfg, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------------------
+// The lockstep CG's per-step phases (KokkosSketch_Cuda_ImplicitALSLockstep.cu).
+
+/// \brief One solve of the GEMM dense-term path as its phases see it (the meaning of
+/// ALSSolveProblem plus ALSGemmWork): the CG vectors of CSR row r are rows r of x, r, p
+/// (n_rows x k floats, row-major), D (= P (YtY + lambda I) of the last GEMM) row r of d,
+/// r.r in rs[r]; tasks and long_rows as ALSSegments (5 and 3 int64 each), part the slots'
+/// partial sums (n_slots x k floats).
+struct LockstepProblem {
+  const std::int64_t* row_map = nullptr;    ///< n_rows + 1 offsets
+  const std::int64_t* entries = nullptr;    ///< column indices
+  const float* conf = nullptr;              ///< weights (<= 0: skipped)
+  const std::int64_t* targets = nullptr;    ///< factor row of each CSR row (may be null)
+  const void* Y = nullptr;                  ///< fixed factors, columns x k row-major
+  void* X = nullptr;                        ///< solved factors, row-major
+  Storage storage = Storage::f32;           ///< storage of X and Y
+  float* x = nullptr;                       ///< CG iterate, n_rows x k
+  float* r = nullptr;                       ///< residual, n_rows x k
+  float* p = nullptr;                       ///< direction, n_rows x k
+  float* d = nullptr;                       ///< dense term in, Ap out (split rows), n_rows x k
+  float* rs = nullptr;                      ///< r.r per row (0: inactive)
+  float* part = nullptr;                    ///< partial sums, n_slots x k
+  const std::int64_t* tasks = nullptr;      ///< 5 int64 per task
+  const std::int64_t* long_rows = nullptr;  ///< 3 int64 per split row
+  std::int64_t n_tasks = 0;                 ///< tasks
+  std::int64_t n_long = 0;                  ///< split rows
+  std::int64_t n_rows = 0;                  ///< CSR rows
+  std::int64_t k = 0;                       ///< factors
+};
+
+/// Phases of the lockstep CG (the values of ALSGemmCG::Phase).
+enum class LockstepPhase { load = 0, residual = 1, step = 2, store = 3 };
+
+/// Largest factor count of the lockstep kernels (8 float4 registers per lane and vector).
+constexpr std::int64_t lockstep_max_factors = 1024;
+
+/// \brief Enqueues one phase of the lockstep CG on `stream` (k <= lockstep_max_factors):
+/// - load: x = X(target) for rows with a positive weight (rs = 1), else x = 0 (rs = 0);
+/// - residual (after D = X G): for active rows (rs > 0) r = sum_i (c_i - (c_i - 1) y_i.x) y_i
+///   - D, p = r, rs = r.r;
+/// - step (after D = P G): for active rows (rs > 1e-30) Ap = D + sum_i (c_i - 1)(y_i.p) y_i,
+///   then alpha = rs / p.Ap (rs = 0 and no update when p.Ap <= 0), x += alpha p,
+///   r -= alpha Ap, rs' = r.r, p = r + (rs' / rs) p, rs = rs';
+/// - store: X(target) = x rounded to the storage.
+/// \throws Error (KOKKOSSKETCH_CHECK_CUDA) if a launch fails; Error if k is out of range
+void lockstep_phase(const LockstepProblem& prob, LockstepPhase phase, cudaStream_t stream);
 
 }  // namespace CudaALS
 }  // namespace Impl

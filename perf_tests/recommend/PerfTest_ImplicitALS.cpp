@@ -9,6 +9,15 @@
 //   implicit_als_fp16[_gemm]_<shape>  FP16 factor storage, k = 256;
 //   implicit_als_generic_<shape>      (spaces with a backend specialization, i.e. Cuda) the
 //                                     generic TeamPolicy kernel at k = 64 and 256;
+//   implicit_als_generic_gemm_<shape> (spaces with a lockstep backend, i.e. Cuda) the GEMM
+//                                     dense-term path with the generic per-step phases
+//                                     (ALSGemmCG, a team per row) at k = 64, 256 and 1024:
+//                                     the `_gemm` twins run the backend's nonzero-balanced
+//                                     lockstep kernels (counter lockstep_kernels = 1) where
+//                                     they take k (CUDA: k <= 1024);
+//   implicit_als_nobucket_gemm_<shape> (same spaces) the lockstep kernels with tasks cut
+//                                     without column buckets (k = 256): the A/B of the
+//                                     buckets (DevNotes_ImplicitALS.md);
 //   als_quality_<shape>               run once: held-out precision@10 after 15 iterations
 //                                     of ours (float, BF16, FP16) and of the exact baseline
 //                                     (exact_als_factors), on a 20% per-user hold-out split
@@ -74,10 +83,10 @@ struct ALSBenchState {
 
 template <class Space, class S>
 ALSBenchState<Space, S>& als_state(const Space& space, const AlsShapeCase& c, std::int64_t k,
-                                   ALSDenseTerm dt) {
+                                   ALSDenseTerm dt, bool no_buckets = false) {
   const std::string key = std::string(space.name()) + "/als/" + c.name + "/k:" +
                           std::to_string(k) + "/s:" + std::to_string(Impl::als_storage_code<S>()) +
-                          "/d:" + std::to_string(int(dt));
+                          "/d:" + std::to_string(int(dt)) + (no_buckets ? "/nb" : "");
   return cache(0).get<ALSBenchState<Space, S>>(key, [&] {
     const auto& d = als_data(space, c);
     ALSBenchState<Space, S> st;
@@ -86,6 +95,7 @@ ALSBenchState<Space, S>& als_state(const Space& space, const AlsShapeCase& c, st
     st.items = std::int64_t(d.Cui.numCols());
     st.plan = std::make_shared<ImplicitALS<Space, S>>(space, als_bench_options(k, dt));
     st.plan->fit(d.Cui, 0);
+    if (no_buckets) Impl::ALSPlanAccess::resegment(*st.plan, Impl::als_segment_nnz, 0);
     space.fence();
     return st;
   });
@@ -93,11 +103,14 @@ ALSBenchState<Space, S>& als_state(const Space& space, const AlsShapeCase& c, st
 
 template <class Space, class S>
 void bench_als(benchmark::State& state, const std::string& name, const Space& space,
-               const AlsShapeCase& c, std::int64_t k, ALSDenseTerm dt, bool generic) {
+               const AlsShapeCase& c, std::int64_t k, ALSDenseTerm dt, bool generic,
+               bool no_buckets = false) {
   guarded(state, [&] {
-    auto& st = als_state<Space, S>(space, c, k, dt);
+    auto& st = als_state<Space, S>(space, c, k, dt, no_buckets);
     const double secs = time_manual(state, name, space, [&] {
-      if (generic) {
+      if (generic && dt == ALSDenseTerm::gemm) {
+        Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepGenericApply>(*st.plan, 1);
+      } else if (generic) {
         Impl::ALSPlanAccess::iterate_generic(*st.plan, 1);
       } else {
         st.plan->iterate(1);
@@ -115,6 +128,9 @@ void bench_als(benchmark::State& state, const std::string& name, const Space& sp
     state.counters["items"] = double(st.items);
     state.counters["nnz"] = nnz;
     state.counters["dense_gemm"] = dt == ALSDenseTerm::gemm ? 1.0 : 0.0;
+    state.counters["lockstep_kernels"] =
+        dt == ALSDenseTerm::gemm && !generic && Impl::ALSLockstepApply<Space, S>::handles(k) ? 1.0
+                                                                                            : 0.0;
   });
 }
 
@@ -187,7 +203,8 @@ void register_als_space(const Space& space, SizeSet sizes) {
   struct Entry {
     AlsShapeCase shape;
     std::int64_t k;
-    int storage;  // 0 float, 1 fp16, 2 bf16, 3 float with the generic kernel
+    int storage;  // 0 float, 1 fp16, 2 bf16, 3 float with the generic kernel (or phases),
+                  // 4 float, lockstep tasks without column buckets
     ALSDenseTerm dense;
   };
   const ALSDenseTerm both[] = {ALSDenseTerm::per_row, ALSDenseTerm::gemm};
@@ -203,6 +220,10 @@ void register_als_space(const Space& space, SizeSet sizes) {
     if (Impl::als_backend_available_v<Space, float>) {
       entries.push_back({ml20m, 64, 3, ALSDenseTerm::per_row});
       entries.push_back({ml20m, 256, 3, ALSDenseTerm::per_row});
+    }
+    if (Impl::backend_available_v<Impl::ALSLockstepApply<Space, float>>) {
+      for (std::int64_t k : {64, 256, 1024}) entries.push_back({ml20m, k, 3, ALSDenseTerm::gemm});
+      entries.push_back({ml20m, 256, 4, ALSDenseTerm::gemm});
     }
     for (ALSDenseTerm dt : both) entries.push_back({lastfm, 256, 0, dt});
   } else if (sizes == SizeSet::full) {
@@ -232,17 +253,17 @@ void register_als_space(const Space& space, SizeSet sizes) {
   };
   for (const Entry& e : entries) {
     const char* names[] = {"implicit_als", "implicit_als_fp16", "implicit_als_bf16",
-                           "implicit_als_generic"};
+                           "implicit_als_generic", "implicit_als_nobucket"};
     const std::string bench = std::string(names[e.storage]) +
                               (e.dense == ALSDenseTerm::gemm ? "_gemm" : "") + "_" + e.shape.name;
     const std::string name = bench_name(bench, sp, {{"factors", e.k}, {"cg_steps", als_bench_cg}});
     const AlsShapeCase shape = e.shape;
     const std::int64_t k = e.k;
     const ALSDenseTerm dt = e.dense;
-    if (e.storage == 0 || e.storage == 3) {
-      const bool generic = e.storage == 3;
+    if (e.storage == 0 || e.storage == 3 || e.storage == 4) {
+      const bool generic = e.storage == 3, no_buckets = e.storage == 4;
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_als<Space, float>(st, name, space, shape, k, dt, generic);
+        bench_als<Space, float>(st, name, space, shape, k, dt, generic, no_buckets);
       }));
     } else if (e.storage == 1) {
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {

@@ -13,6 +13,7 @@
 #include <KokkosSparse_CrsMatrix.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -275,11 +276,14 @@ TYPED_TEST(ImplicitALSTest, GemmDenseTermMatchesPerRow) {
     b.fit(C, 2);
     EXPECT_LT(rel_diff(host_factors(b.user_factors()), host_factors(a.user_factors())), 1e-4);
     EXPECT_LT(rel_diff(host_factors(b.item_factors()), host_factors(a.item_factors())), 1e-4);
-    // automatic: the GEMM path above 256 factors (every space), per row at 7 and 33
+    // automatic: the rule of Impl::als_automatic_uses_gemm (hosts: GEMM above 128 factors;
+    // CUDA: GEMM up to 1024 factors; other devices: above 256)
     o.dense_term = ALSDenseTerm::automatic;
     ImplicitALS<Space> c(Space{}, o);
     c.fit(C, 2);
-    EXPECT_EQ(host_factors(c.user_factors()), host_factors(k > 256 ? b.user_factors() : a.user_factors()));
+    const bool auto_gemm = Impl::als_automatic_uses_gemm<Space, float>(k);
+    EXPECT_EQ(host_factors(c.user_factors()),
+              host_factors(auto_gemm ? b.user_factors() : a.user_factors()));
     o.dense_term = ALSDenseTerm::gemm;
     ImplicitALS<Space, fp16> ah(Space{}, o);
     o.dense_term = ALSDenseTerm::per_row;
@@ -288,6 +292,210 @@ TYPED_TEST(ImplicitALSTest, GemmDenseTermMatchesPerRow) {
     bh.fit(C, 2);
     EXPECT_LT(rel_diff(host_factors(ah.user_factors()), host_factors(bh.user_factors())), 5e-3);
   }
+}
+
+// The tasks of the lockstep CG's segmented kernels (Impl::als_segment_rows) against their
+// definition, checked entry by entry: every nonzero in exactly one task; rows longer than the
+// chunk cut at every change of column bucket (when buckets are on) and each such piece into
+// ceil(len / chunk) segments of nearly equal length, with consecutive slots in nonzero order;
+// the other rows (empty ones too) packed greedily in index order under the cost bound; the
+// task order (nonzero order without buckets; packs first, then segments by bucket, with).
+// Deterministic inputs.
+void check_segments(const std::vector<std::int64_t>& rm, const std::vector<std::int64_t>& en,
+                    std::int64_t chunk, std::int64_t bucket, const Impl::ALSSegments& s) {
+  const std::int64_t n = std::int64_t(rm.size()) - 1;
+  ASSERT_EQ(s.tasks.size() % 5, 0u);
+  ASSERT_EQ(s.long_rows.size() % 3, 0u);
+  const std::size_t nt = s.tasks.size() / 5;
+  std::vector<std::array<std::int64_t, 5>> tasks(nt);
+  for (std::size_t q = 0; q < nt; ++q)
+    for (int j = 0; j < 5; ++j) tasks[q][j] = s.tasks[5 * q + j];
+  // the order
+  auto bucket_of = [&](std::int64_t t) { return bucket > 0 ? en[t] / bucket : 0; };
+  if (bucket > 0) {
+    bool seen_segment = false;
+    std::int64_t last = -1;
+    for (const auto& T : tasks) {
+      if (T[4] < 0) {
+        EXPECT_FALSE(seen_segment);  // packs first
+        continue;
+      }
+      seen_segment = true;
+      EXPECT_GE(bucket_of(T[2]), last);
+      last = bucket_of(T[2]);
+    }
+  }
+  std::stable_sort(tasks.begin(), tasks.end(), [](const auto& x, const auto& y) {
+    return x[0] != y[0] ? x[0] < y[0] : x[2] < y[2];
+  });
+  if (bucket <= 0) {  // already in nonzero order
+    for (std::size_t q = 0; q < nt; ++q)
+      for (int j = 0; j < 5; ++j) EXPECT_EQ(tasks[q][j], s.tasks[5 * q + j]);
+  }
+  std::int64_t row = 0, t = 0, slot = 0;
+  std::size_t lr = 0, q = 0;
+  while (q < nt) {
+    const auto& T = tasks[q];
+    ASSERT_EQ(T[0], row);
+    ASSERT_EQ(T[2], t);
+    if (T[4] < 0) {  // a pack of whole rows
+      ASSERT_GT(T[1], T[0]);
+      ASSERT_EQ(T[2], rm[T[0]]);
+      ASSERT_EQ(T[3], rm[T[1]]);
+      std::int64_t cost = 0;
+      for (std::int64_t r = T[0]; r < T[1]; ++r) {
+        ASSERT_LE(rm[r + 1] - rm[r], chunk);
+        cost += rm[r + 1] - rm[r] + Impl::als_segment_row_cost;
+      }
+      if (T[1] - T[0] > 1) EXPECT_LE(cost, chunk);
+      if (T[1] < n && rm[T[1] + 1] - rm[T[1]] <= chunk)  // greedy: the next short row did not fit
+        EXPECT_GT(cost + rm[T[1] + 1] - rm[T[1]] + Impl::als_segment_row_cost, chunk);
+      row = T[1];
+      t = T[3];
+      ++q;
+      continue;
+    }
+    // a long row: its pieces (runs of one bucket), each cut into nearly equal segments
+    ASSERT_GT(rm[row + 1] - rm[row], chunk);
+    ASSERT_LT(lr, s.long_rows.size() / 3);
+    EXPECT_EQ(s.long_rows[3 * lr], row);
+    EXPECT_EQ(s.long_rows[3 * lr + 1], slot);
+    const std::int64_t slot0 = slot;
+    std::int64_t p0 = rm[row];
+    while (p0 < rm[row + 1]) {
+      std::int64_t p1 = p0 + 1;
+      while (p1 < rm[row + 1] && bucket_of(p1) == bucket_of(p0)) ++p1;
+      const std::int64_t len = p1 - p0, nseg = (len + chunk - 1) / chunk;
+      std::int64_t lo = len, hi = 0;
+      for (std::int64_t j = 0; j < nseg; ++j, ++q) {
+        ASSERT_LT(q, nt);
+        const auto& U = tasks[q];
+        EXPECT_EQ(U[0], row);
+        EXPECT_EQ(U[1], row + 1);
+        EXPECT_EQ(U[2], t);
+        EXPECT_EQ(U[4], slot);
+        const std::int64_t sz = U[3] - U[2];
+        EXPECT_GE(sz, 1);
+        EXPECT_LE(sz, chunk);
+        for (std::int64_t u = U[2]; u < U[3]; ++u) EXPECT_EQ(bucket_of(u), bucket_of(p0));
+        lo = std::min(lo, sz);
+        hi = std::max(hi, sz);
+        t = U[3];
+        ++slot;
+      }
+      EXPECT_LE(hi - lo, 1);
+      EXPECT_EQ(t, p1);
+      p0 = p1;
+    }
+    EXPECT_EQ(s.long_rows[3 * lr + 2], slot);
+    EXPECT_GT(slot, slot0);
+    ++lr;
+    ++row;
+  }
+  EXPECT_EQ(row, n);
+  EXPECT_EQ(t, rm[n]);
+  EXPECT_EQ(slot, s.n_slots);
+  EXPECT_EQ(lr, s.long_rows.size() / 3);
+}
+
+TEST(ImplicitALSSegments, TasksCoverEveryNonzero) {
+  std::mt19937 gen(7);
+  std::vector<std::vector<std::int64_t>> lens = {
+      {}, {0}, {0, 0, 0}, {1000}, {5, 0, 0, 300, 1, 1, 129, 128, 127, 0, 256, 257, 3}};
+  std::vector<std::int64_t> rnd;
+  for (int i = 0; i < 500; ++i) rnd.push_back(gen() % 4 == 0 ? 0 : std::int64_t(gen() % 40));
+  for (int i = 0; i < 5; ++i) rnd.push_back(200 + std::int64_t(gen() % 900));
+  lens.push_back(rnd);
+  const std::int64_t cols = 5000;
+  for (const auto& len : lens) {
+    std::vector<std::int64_t> rm{0}, en;
+    for (std::int64_t l : len) {  // l distinct sorted columns in [0, cols)
+      std::vector<char> on(cols, 0);
+      for (std::int64_t c = 0; c < l;) {
+        const std::int64_t j = std::int64_t(gen() % cols);
+        if (!on[j]) {
+          on[j] = 1;
+          ++c;
+        }
+      }
+      for (std::int64_t j = 0; j < cols; ++j)
+        if (on[j]) en.push_back(j);
+      rm.push_back(std::int64_t(en.size()));
+    }
+    const std::int64_t n = std::int64_t(len.size());
+    for (std::int64_t chunk : {1, 3, 8, 128})
+      for (std::int64_t bucket : {0, 1, 700, 5000}) {
+        SCOPED_TRACE("rows = " + std::to_string(n) + ", chunk = " + std::to_string(chunk) +
+                     ", bucket = " + std::to_string(bucket));
+        check_segments(rm, en, chunk, bucket,
+                       Impl::als_segment_rows(rm.data(), n, chunk, en.data(), bucket));
+      }
+  }
+  // the bucket size: none when the fixed side fits the budget
+  EXPECT_EQ(Impl::als_segment_bucket(26744, 256, 4), 0);  // ml20m items at k = 256 fit
+  EXPECT_EQ(Impl::als_segment_bucket(26744, 1024, 4), Impl::als_segment_bucket_bytes / 4096);
+  EXPECT_EQ(Impl::als_segment_bucket(138493, 256, 4), Impl::als_segment_bucket_bytes / 1024);
+  EXPECT_EQ(Impl::als_segment_bucket(std::int64_t(1) << 40, std::int64_t(1) << 30, 4), 1);
+}
+
+// The lockstep CG by nonzero-balanced tasks gives the row-wise lockstep result (ALSGemmCG)
+// to rounding, with tiny chunks so that most rows are split over several tasks (rows of
+// about 12 nonzeros, chunk 3 and 5; also cut at every 7 columns), an empty user and item,
+// a user whose interactions are all 0 (entries without preference), k = 1 (one float per
+// row), 7 and 33 (not multiples of 4), 256, 300, 999 and 1025: the generic mirror (ALSLockstepSegmentedApply) and the
+// dispatched phases (ALSLockstepApply: the CUDA kernels on Cuda, k <= 1024) against the
+// generic row-wise phases, after two iterations of 3 CG steps. Float sums in other orders:
+// relative difference <= 1e-4 (FP16 storage: 5e-3). Deterministic data.
+TYPED_TEST(ImplicitALSTest, SegmentedLockstepMatchesRowWise) {
+  using Space = TypeParam;
+  HostCsr h = random_csr(30, 40, 0.3, 41, /*empty_row=*/2, /*empty_col=*/6);
+  for (std::int64_t t = h.row_map[5]; t < h.row_map[6]; ++t) h.vals[t] = 0.0;  // no preference
+  const auto C = to_crs<Space>(h);
+  auto run = [&](auto storage, std::int64_t k, double tol) {
+    using S = decltype(storage);
+    ImplicitALSOptions o;
+    o.factors = k;
+    o.lambda = 0.1;
+    o.alpha = 2.0;
+    o.cg_steps = 3;
+    o.seed = 17;
+    o.dense_term = ALSDenseTerm::gemm;
+    ImplicitALS<Space, S> ref(Space{}, o);
+    ref.fit(C, 0);
+    Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepGenericApply>(ref, 2);
+    const auto xr = host_factors(ref.user_factors()), yr = host_factors(ref.item_factors());
+    // (chunk, column bucket): split rows, split rows cut at every 7 columns, the defaults
+    std::vector<std::pair<std::int64_t, std::int64_t>> cuts = {{3, 0}, {5, 7}, {128, 0}};
+    if (k > 33) cuts = {{3, 7}, {128, 0}};
+    for (const auto& cut : cuts) {
+      const std::int64_t chunk = cut.first, bucket = cut.second;
+      SCOPED_TRACE("factors = " + std::to_string(k) + ", chunk = " + std::to_string(chunk) +
+                   ", bucket = " + std::to_string(bucket));
+      ImplicitALS<Space, S> a(Space{}, o), b(Space{}, o);
+      a.fit(C, 0);
+      b.fit(C, 0);
+      Impl::ALSPlanAccess::resegment(a, chunk, bucket);
+      Impl::ALSPlanAccess::resegment(b, chunk, bucket);
+      Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepSegmentedApply>(a, 2);
+      Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepApply>(b, 2);
+      EXPECT_LT(rel_diff(host_factors(a.user_factors()), xr), tol);
+      EXPECT_LT(rel_diff(host_factors(a.item_factors()), yr), tol);
+      const auto xb = host_factors(b.user_factors()), yb = host_factors(b.item_factors());
+      EXPECT_LT(rel_diff(xb, xr), tol);
+      EXPECT_LT(rel_diff(yb, yr), tol);
+      for (std::int64_t f = 0; f < k; ++f) {
+        EXPECT_EQ(xb[2 * k + f], 0.0);  // the empty user
+        EXPECT_EQ(xb[5 * k + f], 0.0);  // the user without preference
+        EXPECT_EQ(yb[6 * k + f], 0.0);  // the empty item
+      }
+      for (double v : xb) ASSERT_TRUE(std::isfinite(v));
+      for (double v : yb) ASSERT_TRUE(std::isfinite(v));
+    }
+  };
+  for (std::int64_t k : {1, 7, 33, 256, 300, 999, 1025}) run(float{}, k, 1e-4);
+  run(fp16{}, 7, 5e-3);
+  run(fp16{}, 260, 5e-3);
+  run(bf16{}, 33, 1.5e-2);
 }
 
 // The loss reported to the callback matches a dense host evaluation and never increases

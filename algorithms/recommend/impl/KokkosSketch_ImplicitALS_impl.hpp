@@ -84,11 +84,172 @@ struct ALSGraph {
   Kokkos::View<std::int64_t*, MemSpace> entries;  ///< column indices, ascending per row
   Kokkos::View<float*, MemSpace> conf;            ///< weights (0: no preference)
   Kokkos::View<std::int64_t*, MemSpace> order;    ///< rows by decreasing count, ties by index
+  /// Tasks of the lockstep CG's nonzero-balanced kernels (ALSSegments: 5 int64 per task;
+  /// empty until als_resegment: the plans that run those kernels build them).
+  Kokkos::View<std::int64_t*, MemSpace> tasks;
+  /// Rows split over several tasks (ALSSegments: 3 int64 per row).
+  Kokkos::View<std::int64_t*, MemSpace> long_rows;
+  std::int64_t n_tasks = 0;  ///< tasks
+  std::int64_t n_long = 0;   ///< split rows
+  std::int64_t n_slots = 0;  ///< partial sums of the split rows' segments
   std::int64_t n_rows = 0;                        ///< rows
   std::int64_t n_cols = 0;                        ///< columns
   /// Nonzeros.
   std::int64_t nnz() const { return std::int64_t(entries.extent(0)); }
 };
+
+// ---------------------------------------------------------------------------------------
+// Nonzero-balanced tasks of the lockstep CG (the GEMM dense-term path's per-step kernels).
+
+/// Nonzeros per task of the lockstep CG's segmented kernels (the plan's default chunk).
+inline constexpr std::int64_t als_segment_nnz = 128;
+/// What one row costs a packed task besides its nonzeros, in nonzeros (the load of the row's
+/// CG vector and the write of its update are about 3 row transfers, like 3 gathers).
+inline constexpr std::int64_t als_segment_row_cost = 4;
+
+/// \brief The tasks of a CSR for the lockstep CG's per-step kernels, on the host. A task is
+/// a range of consecutive nonzeros of one row, or a range of whole rows, handled by one warp
+/// (one thread in the generic mirror):
+/// - rows with more than `chunk` nonzeros (long rows) are split: first into pieces, the
+///   maximal runs of nonzeros whose columns lie in one bucket [b bucket, (b + 1) bucket)
+///   (the whole row is one piece when bucket <= 0 or entries is null), then every piece into
+///   ceil(len / chunk) segments of nearly equal length (the first len mod nseg one longer).
+///   Each segment is its own task writing its partial sum to its own slot; a row's slots are
+///   consecutive, in nonzero order, and the long row's finish adds them in slot order;
+/// - the other rows, empty ones too, are packed in index order: a task takes rows while the
+///   sum of (nonzeros + als_segment_row_cost) stays <= chunk (at least one row).
+/// Task order: the packs first (in row order), then the segments by bucket (stable: rows in
+/// order within a bucket), so that the warps resident at one time gather from one bucket of
+/// the fixed side (an L2-sized slab of it). Without buckets: nonzero order.
+/// Task q is tasks[5q..5q+4] = {row0, row1, t0, t1, slot}: rows [row0, row1), nonzeros
+/// [t0, t1), slot -1 for a pack of whole rows (then t0 = row_map[row0], t1 = row_map[row1]),
+/// else row1 = row0 + 1 and the segment's slot. Long row q is long_rows[3q..3q+2] =
+/// {row, first slot, end slot}, in row order. Every nonzero belongs to exactly one task,
+/// every row to exactly one pack or to one long-row entry.
+struct ALSSegments {
+  std::vector<std::int64_t> tasks;      ///< 5 per task
+  std::vector<std::int64_t> long_rows;  ///< 3 per long row
+  std::int64_t n_slots = 0;             ///< slots of partial sums
+};
+
+/// \brief Builds the ALSSegments of the CSR offsets rm[0..n_rows] (and column indices
+/// `entries`, read only when bucket > 0) with `chunk` (>= 1) nonzeros per task and column
+/// buckets of `bucket` columns (<= 0: none).
+inline ALSSegments als_segment_rows(const std::int64_t* rm, std::int64_t n_rows,
+                                    std::int64_t chunk, const std::int64_t* entries = nullptr,
+                                    std::int64_t bucket = 0) {
+  ALSSegments s;
+  chunk = std::max<std::int64_t>(chunk, 1);
+  const bool buckets = bucket > 0 && entries != nullptr;
+  struct Seg {  // a task and its bucket (-1: a pack)
+    std::int64_t bucket, row0, row1, t0, t1, slot;
+  };
+  std::vector<Seg> segs;
+  auto cut = [&](std::int64_t r, std::int64_t b0, std::int64_t len, std::int64_t bk) {
+    const std::int64_t nseg = (len + chunk - 1) / chunk;
+    const std::int64_t q = len / nseg, rem = len % nseg;
+    for (std::int64_t j = 0; j < nseg; ++j) {
+      const std::int64_t t0 = b0 + j * q + std::min(j, rem);
+      const std::int64_t t1 = t0 + q + (j < rem ? 1 : 0);
+      segs.push_back({bk, r, r + 1, t0, t1, s.n_slots++});
+    }
+  };
+  std::int64_t r = 0;
+  while (r < n_rows) {
+    const std::int64_t len = rm[r + 1] - rm[r];
+    if (len > chunk) {
+      const std::int64_t slot0 = s.n_slots;
+      if (!buckets) {
+        cut(r, rm[r], len, 0);
+      } else {
+        std::int64_t t = rm[r];
+        while (t < rm[r + 1]) {
+          const std::int64_t bk = entries[t] / bucket;
+          std::int64_t u = t + 1;
+          while (u < rm[r + 1] && entries[u] / bucket == bk) ++u;
+          cut(r, t, u - t, bk);
+          t = u;
+        }
+      }
+      s.long_rows.insert(s.long_rows.end(), {r, slot0, s.n_slots});
+      ++r;
+      continue;
+    }
+    std::int64_t q = r, cost = 0;
+    while (q < n_rows) {
+      const std::int64_t l = rm[q + 1] - rm[q];
+      if (l > chunk) break;
+      const std::int64_t c = l + als_segment_row_cost;
+      if (q > r && cost + c > chunk) break;
+      cost += c;
+      ++q;
+    }
+    if (buckets) {
+      s.tasks.insert(s.tasks.end(), {r, q, rm[r], rm[q], std::int64_t(-1)});
+    } else {
+      segs.push_back({-1, r, q, rm[r], rm[q], -1});  // in nonzero order with the segments
+    }
+    r = q;
+  }
+  if (buckets)
+    std::stable_sort(segs.begin(), segs.end(),
+                     [](const Seg& a, const Seg& b) { return a.bucket < b.bucket; });
+  for (const Seg& g : segs) s.tasks.insert(s.tasks.end(), {g.row0, g.row1, g.t0, g.t1, g.slot});
+  return s;
+}
+
+/// Bytes of the fixed side that the column buckets of the CUDA lockstep tasks aim to keep
+/// in L2 (about 2/3 of an H100's or H200's 50 MB; the rest holds the CG vectors' streams).
+/// At MovieLens-20M shape and k = 256 in FP32: no buckets on the users' side (Y is 27 MB),
+/// 5 buckets of 32,768 users on the items' side (X is 141 MB).
+inline constexpr std::int64_t als_segment_bucket_bytes = std::int64_t(32) << 20;
+
+/// \brief Columns per bucket for a fixed side of `cols` rows of k factors of `elem_bytes`
+/// bytes: als_segment_bucket_bytes / (k elem_bytes), 0 (no buckets) when the whole side fits.
+inline std::int64_t als_segment_bucket(std::int64_t cols, std::int64_t k, std::int64_t elem_bytes) {
+  const std::int64_t b = std::max<std::int64_t>(1, als_segment_bucket_bytes / (k * elem_bytes));
+  return b >= cols ? 0 : b;
+}
+
+/// \brief Sets the tasks of `g` from its host offsets `rm` (n_rows + 1 values) and column
+/// indices `en` (read when bucket > 0) with `chunk` nonzeros per task and column buckets of
+/// `bucket` columns. Waits (the host vectors die with this scope).
+template <class ExecSpace, class MemSpace>
+void als_set_segments(const ExecSpace& space, ALSGraph<MemSpace>& g, const std::int64_t* rm,
+                      const std::int64_t* en, std::int64_t chunk, std::int64_t bucket) {
+  using hview = Kokkos::View<const std::int64_t*, Kokkos::HostSpace,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const ALSSegments s = als_segment_rows(rm, g.n_rows, chunk, en, bucket);
+  g.n_tasks = std::int64_t(s.tasks.size() / 5);
+  g.n_long = std::int64_t(s.long_rows.size() / 3);
+  g.n_slots = s.n_slots;
+  g.tasks = Kokkos::View<std::int64_t*, MemSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::tasks"),
+      s.tasks.size());
+  g.long_rows = Kokkos::View<std::int64_t*, MemSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::long_rows"),
+      s.long_rows.size());
+  Kokkos::deep_copy(space, g.tasks, hview(s.tasks.data(), s.tasks.size()));
+  Kokkos::deep_copy(space, g.long_rows, hview(s.long_rows.data(), s.long_rows.size()));
+  space.fence();
+}
+
+/// \brief (Re)builds the tasks of `g` with `chunk` nonzeros per task and column buckets of
+/// `bucket` columns (0: none): copies the offsets (and the indices when bucket > 0) to the
+/// host. Setup cost, once per fit on the plans that use them. Waits.
+template <class ExecSpace, class MemSpace>
+void als_resegment(const ExecSpace& space, ALSGraph<MemSpace>& g, std::int64_t chunk,
+                   std::int64_t bucket = 0) {
+  auto rm = Kokkos::create_mirror_view(Kokkos::HostSpace(), g.row_map);
+  Kokkos::deep_copy(space, rm, g.row_map);
+  typename Kokkos::View<std::int64_t*, MemSpace>::HostMirror en;
+  if (bucket > 0) {
+    en = Kokkos::create_mirror_view(Kokkos::HostSpace(), g.entries);
+    Kokkos::deep_copy(space, en, g.entries);
+  }
+  space.fence();
+  als_set_segments(space, g, rm.data(), bucket > 0 ? en.data() : nullptr, chunk, bucket);
+}
 
 /// \brief The rows of `g` by decreasing count, ties by increasing index (host sort of the
 /// counts: setup cost, once per fit).
@@ -271,6 +432,13 @@ struct ALSSolveProblem {
   int cg_steps = 3;        ///< CG steps per row
   std::int64_t n_rows = 0; ///< rows of the CSR
   std::int64_t k = 0;      ///< factors
+  /// Tasks of the lockstep CG's segmented kernels (ALSGraph::tasks; may be empty: then the
+  /// segmented paths are not taken).
+  Kokkos::View<const std::int64_t*, MemSpace> tasks;
+  Kokkos::View<const std::int64_t*, MemSpace> long_rows;  ///< ALSGraph::long_rows
+  std::int64_t n_tasks = 0;  ///< tasks
+  std::int64_t n_long = 0;   ///< split rows
+  std::int64_t n_slots = 0;  ///< partial-sum slots of the split rows
 };
 
 /// CG steps stop early when r.r falls to this (a zero residual: the exact solution is reached
@@ -494,12 +662,15 @@ struct ALSSolveGeneric {
 /// \brief Workspaces of the GEMM dense-term path (FP32 whatever the factor storage), indexed
 /// by CSR row: the CG vectors x, r, p of every row, D (the GEMM's output, then Ap in place),
 /// r.r of every row (0 once a row is done or empty) and G = YtY + lambda I. Allocated once
-/// per plan for max(users, items) rows.
+/// per plan for max(users, items) rows. The segmented paths (ALSLockstepSegmented and the
+/// CUDA kernels) add the partial sums of the split rows.
 template <class MemSpace>
 struct ALSGemmWork {
   Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> x, r, p, d;  ///< rows x k each
   Kokkos::View<float*, MemSpace> rs;                                ///< rows
   Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> g;           ///< k x k
+  /// Partial sums of the split rows' segments (slots x k; segmented paths only).
+  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> part;
 };
 
 /// \brief The per-row kernels of the GEMM dense-term path (generic TeamPolicy, a team per
@@ -691,6 +862,147 @@ struct ALSGemmCG {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k),
                          [&](std::int64_t f) { p[f] = r[f] + beta * p[f]; });
     Kokkos::single(Kokkos::PerTeam(team), [&]() { w.rs(row) = rs_new; });
+  }
+};
+
+/// \brief The lockstep CG's per-step phases by nonzero-balanced tasks (ALSSegments), generic
+/// Kokkos: the algorithm of the CUDA kernels (KokkosSketch_Cuda_ImplicitALSLockstep.cu) with
+/// a thread per task and scalar loops, so that the host checks its logic (split rows, slots,
+/// packs with empty rows) against ALSGemmCG. Not fast on any backend: tests only.
+/// Phases residual and step (load and store are ALSGemmCG's):
+/// - tasks: for every row of a task that is active (rs > 0 for residual, rs > tiny for step),
+///   acc = sum over the task's nonzeros of the row with c > 0 of w y_i, w = c - (c - 1) y_i.x
+///   (residual) or (c - 1) y_i.p (step). A pack's whole row is finished in place:
+///   residual r = acc - D, p = r, rs = r.r; step Ap = D + acc, then the CG update of ALSGemmCG
+///   (D holds Ap afterwards). A segment writes acc to its slot of `part`.
+/// - long: for every active split row, the slots are added in order (acc), then the same
+///   finish.
+template <class ExecSpace, class S>
+struct ALSLockstepSegmented {
+  using mem = typename ExecSpace::memory_space;
+  using problem_t = ALSSolveProblem<mem, S>;
+  using work_t = ALSGemmWork<mem>;
+  using range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+
+  problem_t pr;
+  work_t w;
+  bool residual = false;  ///< residual (true) or step (false)
+  bool long_pass = false; ///< the split rows' finish (true) or the tasks (false)
+
+  /// Enqueues one phase (ALSGemmCG::Phase load, residual, step or store).
+  static void run(const ExecSpace& space, const problem_t& pr, const work_t& w, int phase) {
+    using cg = ALSGemmCG<ExecSpace, S>;
+    if (phase == cg::load || phase == cg::store) {
+      cg::run(space, pr, w, typename cg::Phase(phase));
+      return;
+    }
+    if (pr.n_rows == 0) return;
+    const bool res = phase == cg::residual;
+    Kokkos::parallel_for("KokkosSketch::ImplicitALS::segmented_tasks", range(space, 0, pr.n_tasks),
+                         ALSLockstepSegmented{pr, w, res, false});
+    if (pr.n_long > 0)
+      Kokkos::parallel_for("KokkosSketch::ImplicitALS::segmented_long",
+                           range(space, 0, pr.n_long), ALSLockstepSegmented{pr, w, res, true});
+  }
+
+  KOKKOS_INLINE_FUNCTION bool active(std::int64_t row) const {
+    const float rs = w.rs(row);
+    return residual ? rs > 0 : rs > als_cg_tiny;
+  }
+
+  /// acc[f] (+)= the row's sparse term over nonzeros [b, e); acc is zeroed first when `zero`.
+  KOKKOS_INLINE_FUNCTION void sparse(std::int64_t row, std::int64_t b, std::int64_t e,
+                                     float* acc, bool zero) const {
+    using G = ALSSolveGeneric<ExecSpace, S>;
+    const std::int64_t k = pr.k;
+    const float* v = residual ? &w.x(row, 0) : &w.p(row, 0);
+    if (zero)
+      for (std::int64_t f = 0; f < k; ++f) acc[f] = 0.0f;
+    for (std::int64_t t = b; t < e; ++t) {
+      const float c = pr.conf(t);
+      if (!(c > 0)) continue;
+      const S* y = &pr.Y(pr.entries(t), 0);
+      const float d = G::dot8(y, v, k);
+      const float wt = residual ? c - (c - 1.0f) * d : (c - 1.0f) * d;
+      for (std::int64_t f = 0; f < k; ++f) acc[f] += wt * als_load(y[f]);
+    }
+  }
+
+  /// The finish of a row whose sparse term is in place: residual (r holds acc - D) or step
+  /// (D holds Ap).
+  KOKKOS_INLINE_FUNCTION void finish(std::int64_t row) const {
+    using G = ALSSolveGeneric<ExecSpace, S>;
+    const std::int64_t k = pr.k;
+    float* x = &w.x(row, 0);
+    float* r = &w.r(row, 0);
+    float* p = &w.p(row, 0);
+    float* d = &w.d(row, 0);
+    if (residual) {  // r already holds acc - D
+      for (std::int64_t f = 0; f < k; ++f) p[f] = r[f];
+      w.rs(row) = G::dot8(r, r, k);
+      return;
+    }
+    const float rs = w.rs(row);
+    const float pap = G::dot8(p, d, k);
+    if (!(pap > 0)) {
+      w.rs(row) = 0.0f;
+      return;
+    }
+    const float alpha = rs / pap;
+    for (std::int64_t f = 0; f < k; ++f) {
+      x[f] += alpha * p[f];
+      r[f] -= alpha * d[f];
+    }
+    const float rs_new = G::dot8(r, r, k);
+    const float beta = rs_new / rs;
+    for (std::int64_t f = 0; f < k; ++f) p[f] = r[f] + beta * p[f];
+    w.rs(row) = rs_new;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t q) const {
+    const std::int64_t k = pr.k;
+    if (long_pass) {
+      const std::int64_t row = pr.long_rows(3 * q), s0 = pr.long_rows(3 * q + 1),
+                         s1 = pr.long_rows(3 * q + 2);
+      if (!active(row)) return;
+      float* d = &w.d(row, 0);
+      float* r = &w.r(row, 0);
+      if (residual) {
+        for (std::int64_t f = 0; f < k; ++f) {
+          float a = 0.0f;
+          for (std::int64_t sl = s0; sl < s1; ++sl) a += w.part(sl, f);
+          r[f] = a - d[f];
+        }
+      } else {
+        for (std::int64_t f = 0; f < k; ++f) {
+          float a = 0.0f;
+          for (std::int64_t sl = s0; sl < s1; ++sl) a += w.part(sl, f);
+          d[f] += a;
+        }
+      }
+      finish(row);
+      return;
+    }
+    const std::int64_t row0 = pr.tasks(5 * q), row1 = pr.tasks(5 * q + 1),
+                       t0 = pr.tasks(5 * q + 2), t1 = pr.tasks(5 * q + 3),
+                       slot = pr.tasks(5 * q + 4);
+    if (slot >= 0) {  // a segment of a split row
+      if (active(row0)) sparse(row0, t0, t1, &w.part(slot, 0), true);
+      return;
+    }
+    for (std::int64_t row = row0; row < row1; ++row) {
+      if (!active(row)) continue;
+      const std::int64_t b = pr.row_map(row), e = pr.row_map(row + 1);
+      float* d = &w.d(row, 0);
+      if (residual) {
+        float* r = &w.r(row, 0);
+        sparse(row, b, e, r, true);
+        for (std::int64_t f = 0; f < k; ++f) r[f] -= d[f];
+      } else {
+        sparse(row, b, e, d, false);
+      }
+      finish(row);
+    }
   }
 };
 

@@ -2,7 +2,9 @@
 /// \file KokkosSketch_ImplicitALS_spec.hpp
 /// \brief Dispatch of the implicit-ALS conjugate-gradient solve: the generic TeamPolicy kernel
 /// by default, specialized per backend by partial specialization on the execution space (the
-/// contract: KokkosSketch_Dispatch.hpp). Every apply overwrites the solved factor rows.
+/// contract: KokkosSketch_Dispatch.hpp). Every apply overwrites the solved factor rows. Two
+/// dispatch structs: ALSSolveApply (the per-row solve, dense term per row) and
+/// ALSLockstepApply (the per-step phases of the GEMM dense-term path).
 #ifndef KOKKOSSKETCH_IMPLICITALS_SPEC_HPP
 #define KOKKOSSKETCH_IMPLICITALS_SPEC_HPP
 
@@ -38,6 +40,97 @@ struct ALSSolveGenericApply {
   }
 };
 
+/// \brief The per-step phases of the lockstep CG (the GEMM dense-term path: every row's CG
+/// in lockstep, the dense term D = P (YtY + lambda I) of all rows by one GEMM per step, run
+/// by the plan between the phases). `phase(space, pr, w, ph)` runs ALSGemmCG's phase ph
+/// (load, residual, step, store) over all rows of pr with the workspaces w; the phases of one
+/// solve must come from the same struct (they share the meaning of w). Generic: ALSGemmCG (a
+/// team per row). Backends specialize it on ExecSpace (CUDA: nonzero-balanced kernels).
+template <class ExecSpace, class S>
+struct ALSLockstepApply {
+  static constexpr const char* path = "generic";
+  /// Whether the phases of `pr` read pr.tasks and write w.part (then w.part must hold
+  /// pr.n_slots rows).
+  static bool segmented(const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr) {
+    (void)pr;
+    return false;
+  }
+  /// Whether a backend kernel (not the generic one) takes k factors.
+  static bool handles(std::int64_t k) {
+    (void)k;
+    return false;
+  }
+  /// Enqueues phase `ph` (ALSGemmCG::Phase) on `space`.
+  static void phase(const ExecSpace& space,
+                    const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr,
+                    const ALSGemmWork<typename ExecSpace::memory_space>& w, int ph) {
+    using cg = ALSGemmCG<ExecSpace, S>;
+    cg::run(space, pr, w, typename cg::Phase(ph));
+  }
+};
+
+/// \brief The generic lockstep phases (ALSGemmCG) whatever the backend: benchmarks and tests
+/// time and check a backend specialization of ALSLockstepApply against it.
+template <class ExecSpace, class S>
+struct ALSLockstepGenericApply {
+  static constexpr const char* path = "generic";
+  /// Never segmented.
+  static bool segmented(const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr) {
+    (void)pr;
+    return false;
+  }
+  /// Enqueues phase `ph` (ALSGemmCG::Phase) on `space`.
+  static void phase(const ExecSpace& space,
+                    const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr,
+                    const ALSGemmWork<typename ExecSpace::memory_space>& w, int ph) {
+    using cg = ALSGemmCG<ExecSpace, S>;
+    cg::run(space, pr, w, typename cg::Phase(ph));
+  }
+};
+
+/// \brief The lockstep phases by the generic mirror of the segmented algorithm
+/// (ALSLockstepSegmented), whatever the backend: tests check the segmented logic with it on
+/// the host (ALSPlanAccess::iterate_lockstep).
+template <class ExecSpace, class S>
+struct ALSLockstepSegmentedApply {
+  static constexpr const char* path = "generic";
+  /// Segmented when the problem has its tasks (else the generic ALSGemmCG phases run).
+  static bool segmented(const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr) {
+    return pr.n_rows == 0 || pr.n_tasks > 0;
+  }
+  /// Enqueues phase `ph` (ALSGemmCG::Phase) on `space`.
+  static void phase(const ExecSpace& space,
+                    const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr,
+                    const ALSGemmWork<typename ExecSpace::memory_space>& w, int ph) {
+    if (segmented(pr)) {
+      ALSLockstepSegmented<ExecSpace, S>::run(space, pr, w, ph);
+    } else {
+      using cg = ALSGemmCG<ExecSpace, S>;
+      cg::run(space, pr, w, typename cg::Phase(ph));
+    }
+  }
+};
+
+/// \brief The rule of ALSDenseTerm::automatic: whether a plan on ExecSpace with storage S and
+/// k factors takes the GEMM dense-term (lockstep) path.
+/// - hosts: k > 128 (host BLAS beats the per-row loops from about there; measured at 256 on
+///   a 2-core host);
+/// - devices with a lockstep backend kernel for k (CUDA, k <= 1024): always. The per-row
+///   kernels walk a row's nonzeros one after another (item rows have thousands: 105 ms per
+///   iteration at 256 factors on an H200, 2.6x the cuSPARSE CG baseline), the nonzero-balanced
+///   lockstep kernels do not (DevNotes_ImplicitALS.md: the traffic model says ~14 ms);
+/// - other devices: k > 256 (above the warp kernel the per-row kernels read all of YtY per
+///   row).
+/// The integrator's measurements set these thresholds (docs/performance.md).
+template <class ExecSpace, class S>
+bool als_automatic_uses_gemm(std::int64_t k) {
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  if (host) return k > 128;
+  if (ALSLockstepApply<ExecSpace, S>::handles(k)) return true;
+  return k > 256;
+}
+
 /// \brief Access to an ImplicitALS plan's internals for benchmarks and tests (a friend of
 /// the plan).
 struct ALSPlanAccess {
@@ -45,6 +138,20 @@ struct ALSPlanAccess {
   template <class Plan>
   static void iterate_generic(Plan& plan, int iterations) {
     plan.template run_iterations<ALSSolveGenericApply>(iterations, {});
+  }
+  /// `iterations` iterations of `plan` with the lockstep phases of `Lockstep` (an
+  /// ALSLockstepApply-like struct template) where the plan takes the GEMM dense-term path.
+  template <template <class, class> class Lockstep, class Plan>
+  static void iterate_lockstep(Plan& plan, int iterations) {
+    plan.template run_iterations<ALSSolveApply, Lockstep>(iterations, {});
+  }
+  /// Rebuilds the tasks of the plan's users and items CSRs with `chunk` nonzeros per task and
+  /// column buckets of `bucket` columns (0: none; tests reach the split rows and the buckets
+  /// with small values, benchmarks compare). Waits.
+  template <class Plan>
+  static void resegment(Plan& plan, std::int64_t chunk, std::int64_t bucket = 0) {
+    als_resegment(plan.m_space, plan.m_users, chunk, bucket);
+    als_resegment(plan.m_space, plan.m_items, chunk, bucket);
   }
   /// The problem of the users' half-iteration of `plan` (after a fit): YtY formed from the
   /// current item factors, X the plan's user factors (tests point it elsewhere).
@@ -63,6 +170,11 @@ struct ALSPlanAccess {
     pr.cg_steps = plan.m_opts.cg_steps;
     pr.n_rows = plan.m_users.n_rows;
     pr.k = plan.factors();
+    pr.tasks = plan.m_users.tasks;
+    pr.long_rows = plan.m_users.long_rows;
+    pr.n_tasks = plan.m_users.n_tasks;
+    pr.n_long = plan.m_users.n_long;
+    pr.n_slots = plan.m_users.n_slots;
     return pr;
   }
 };

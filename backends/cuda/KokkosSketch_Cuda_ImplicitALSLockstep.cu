@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_Cuda_ImplicitALSLockstep.cu
+/// \brief The per-step phases of the implicit ALS's lockstep CG (the GEMM dense-term path) on
+/// CUDA, balanced over the nonzeros. Compiled by nvcc alone (no Kokkos); the interface is
+/// KokkosSketch_Cuda_ImplicitALSKernels.hpp (LockstepProblem, lockstep_phase), the bridge for
+/// the plan's Views KokkosSketch_Cuda_ImplicitALS.hpp (ALSLockstepApply<Kokkos::Cuda, S>).
+///
+/// Every row's CG runs in lockstep: per CG step the plan forms D = P (YtY + lambda I) for all
+/// rows by one cuBLAS GEMM, then this file's kernels add the sparse term and update x, r, p:
+///
+/// **Task kernel** (residual and step phases): a warp per task of ALSSegments (a fixed budget
+/// of consecutive CSR nonzeros: a long row split into segments over several warps, short
+/// rows packed several per warp). The lanes hold a row's CG vector v (x or p) in registers as
+/// float4 chunks: lane l of a group of G lanes (G = the smallest power of two with 4 G >= k,
+/// at most 32) holds chunks l, l + G, ..., F4 float4 per lane (F4 = 1, 2, 4 or 8: k <= 1024).
+/// A warp has 32 / G groups; each loop trip takes U nonzeros per group (U = 2, 1 at F4 = 8),
+/// so a trip loads 32 U / G rows y_i at once (coalesced 16-byte loads; 8-byte loads of four
+/// FP16/BF16 values, converted exactly to FP32). The dot y_i . v is a butterfly of shuffles
+/// inside the group, the weight w = c - (c - 1) y.x (residual) or (c - 1) y.p (step), then
+/// acc += w y_i in registers: one gather of y_i per nonzero and step. At the end of a row the
+/// groups' accumulators are added by a butterfly (the same sum in every lane) and:
+/// - a whole row (packed task) is finished in place by group 0: residual r = acc - D, p = r,
+///   rs = r.r; step Ap = D + acc, alpha = rs / p.Ap, x += alpha p, r -= alpha Ap,
+///   p = r + beta p, rs = r.r (the other groups take part in the shuffles only);
+/// - a segment of a long row writes acc to its slot of `part` (no atomics).
+///
+/// **Long-row kernel** (after the task kernel): a block per split row; each thread adds the
+/// slots of its factors in slot order (a popular item has hundreds of slots: 256 independent
+/// sums in flight, several loads each) and the block finishes the row as above (block sums in
+/// a fixed order).
+///
+/// **Load / store**: a warp per row (x = X(target), rs = [a positive weight]; X(target) = x).
+///
+/// Deterministic: every sum has a fixed order, no atomics; results equal the generic
+/// ALSGemmCG to rounding (sums in other orders). Vector loads need k % 4 == 0 and aligned
+/// bases (checked on the host); otherwise the same kernels load element by element. Shared
+/// memory: only the long-row kernel's 8 floats of warp partials (static).
+#define KOKKOSSKETCH_NO_KOKKOS  // before any core header: they select their Kokkos-free form
+#include <KokkosSketch_Cuda_Check.hpp>
+#include <KokkosSketch_Cuda_ImplicitALSKernels.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Half.hpp>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace KokkosSketch {
+namespace Impl {
+namespace CudaALS {
+namespace {
+
+constexpr float lk_tiny = 1e-30f;  // the generic kernel's als_cg_tiny
+constexpr unsigned lk_full = 0xffffffffu;
+constexpr int lk_threads = 256;  // 8 warps per block
+constexpr std::int64_t lk_max_blocks = std::int64_t(1) << 20;  // then grid-stride
+
+/// Loads and stores of one storage type: 4 consecutive values (vector or element-wise).
+template <Storage S>
+struct LkElem;
+template <>
+struct LkElem<Storage::f32> {
+  using T = float;
+  static constexpr int align = 16;
+  static __device__ __forceinline__ float ld1(const T* p) { return __ldg(p); }
+  static __device__ __forceinline__ float4 ld4(const T* row, int c) {
+    return __ldg(reinterpret_cast<const float4*>(row) + c);
+  }
+  static __device__ __forceinline__ T st(float v) { return v; }
+};
+__device__ __forceinline__ float lk_h2f(unsigned short b) {
+  return __half2float(__ushort_as_half(b));
+}
+__device__ __forceinline__ float lk_b2f(unsigned short b) {
+  return __uint_as_float(static_cast<unsigned>(b) << 16);  // exact
+}
+template <>
+struct LkElem<Storage::f16> {
+  using T = std::uint16_t;
+  static constexpr int align = 8;
+  static __device__ __forceinline__ float ld1(const T* p) {
+    return lk_h2f(__ldg(reinterpret_cast<const unsigned short*>(p)));
+  }
+  static __device__ __forceinline__ float4 ld4(const T* row, int c) {
+    const uint2 u = __ldg(reinterpret_cast<const uint2*>(row) + c);
+    return make_float4(lk_h2f(static_cast<unsigned short>(u.x & 0xffffu)),
+                       lk_h2f(static_cast<unsigned short>(u.x >> 16)),
+                       lk_h2f(static_cast<unsigned short>(u.y & 0xffffu)),
+                       lk_h2f(static_cast<unsigned short>(u.y >> 16)));
+  }
+  static __device__ __forceinline__ T st(float v) { return to_fp16(v).bits; }
+};
+template <>
+struct LkElem<Storage::bf16> {
+  using T = std::uint16_t;
+  static constexpr int align = 8;
+  static __device__ __forceinline__ float ld1(const T* p) {
+    return lk_b2f(__ldg(reinterpret_cast<const unsigned short*>(p)));
+  }
+  static __device__ __forceinline__ float4 ld4(const T* row, int c) {
+    const uint2 u = __ldg(reinterpret_cast<const uint2*>(row) + c);
+    return make_float4(lk_b2f(static_cast<unsigned short>(u.x & 0xffffu)),
+                       lk_b2f(static_cast<unsigned short>(u.x >> 16)),
+                       lk_b2f(static_cast<unsigned short>(u.y & 0xffffu)),
+                       lk_b2f(static_cast<unsigned short>(u.y >> 16)));
+  }
+  static __device__ __forceinline__ T st(float v) { return to_bf16(v).bits; }
+};
+
+__device__ __forceinline__ float4 lk_zero4() { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
+
+/// Chunk c (factors 4c .. 4c + 3, those < k) of a factor row of Y.
+template <Storage S, bool Vec>
+__device__ __forceinline__ float4 lk_ldy(const typename LkElem<S>::T* row, int c, int k) {
+  using E = LkElem<S>;
+  if (Vec) return E::ld4(row, c);
+  const int f = 4 * c;
+  return make_float4(f < k ? E::ld1(row + f) : 0.0f, f + 1 < k ? E::ld1(row + f + 1) : 0.0f,
+                     f + 2 < k ? E::ld1(row + f + 2) : 0.0f,
+                     f + 3 < k ? E::ld1(row + f + 3) : 0.0f);
+}
+
+/// Chunk c of a row of a float workspace (plain loads: the kernels write these arrays).
+template <bool Vec>
+__device__ __forceinline__ float4 lk_ldw(const float* row, int c, int k) {
+  if (Vec) return reinterpret_cast<const float4*>(row)[c];
+  const int f = 4 * c;
+  return make_float4(f < k ? row[f] : 0.0f, f + 1 < k ? row[f + 1] : 0.0f,
+                     f + 2 < k ? row[f + 2] : 0.0f, f + 3 < k ? row[f + 3] : 0.0f);
+}
+
+/// Stores chunk c of a row of a float workspace (the factors < k).
+template <bool Vec>
+__device__ __forceinline__ void lk_stw(float* row, int c, int k, const float4& v) {
+  if (Vec) {
+    reinterpret_cast<float4*>(row)[c] = v;
+    return;
+  }
+  const int f = 4 * c;
+  if (f < k) row[f] = v.x;
+  if (f + 1 < k) row[f + 1] = v.y;
+  if (f + 2 < k) row[f + 2] = v.z;
+  if (f + 3 < k) row[f + 3] = v.w;
+}
+
+__device__ __forceinline__ float lk_dot4(const float4& a, const float4& b, float s) {
+  return fmaf(a.w, b.w, fmaf(a.z, b.z, fmaf(a.y, b.y, fmaf(a.x, b.x, s))));
+}
+/// acc + w y
+__device__ __forceinline__ float4 lk_axpy4(float w, const float4& y, const float4& acc) {
+  return make_float4(fmaf(w, y.x, acc.x), fmaf(w, y.y, acc.y), fmaf(w, y.z, acc.z),
+                     fmaf(w, y.w, acc.w));
+}
+
+/// Sum over the G lanes of a group (G a power of two): a butterfly, the same in every lane of
+/// the group; every lane of the warp must call it.
+__device__ __forceinline__ float lk_group_sum(float v, int G) {
+  for (int o = G >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(lk_full, v, o);
+  return v;
+}
+__device__ __forceinline__ float lk_warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(lk_full, v, o);
+  return v;
+}
+
+/// The task kernel (see the file comment). G lanes per group, F4 float4 chunks per lane, U
+/// nonzeros per group and trip.
+template <int F4, int U, Storage S, bool Vec, bool Residual>
+__global__ void __launch_bounds__(lk_threads) lockstep_tasks_kernel(LockstepProblem pr, int G) {
+  using E = LkElem<S>;
+  using T = typename E::T;
+  const T* Y = static_cast<const T*>(pr.Y);
+  const int k = int(pr.k), k4 = (k + 3) >> 2;
+  const int lane = threadIdx.x & 31, gl = lane & (G - 1), grp = lane / G, ngr = 32 / G;
+  const bool writer = grp == 0;
+  const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::int64_t q = warp0; q < pr.n_tasks; q += nwarps) {
+    const std::int64_t* tk = pr.tasks + 5 * q;
+    const std::int64_t row0 = __ldg(tk), row1 = __ldg(tk + 1), t0 = __ldg(tk + 2),
+                       t1 = __ldg(tk + 3), slot = __ldg(tk + 4);
+    for (std::int64_t row = row0; row < row1; ++row) {
+      const float rs = pr.rs[row];  // uniform over the warp
+      if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
+      const std::int64_t b = slot >= 0 ? t0 : __ldg(pr.row_map + row);
+      const std::int64_t e = slot >= 0 ? t1 : __ldg(pr.row_map + row + 1);
+      const float* vrow = (Residual ? pr.x : pr.p) + row * k;
+      float4 v[F4], acc[F4];
+#pragma unroll
+      for (int j = 0; j < F4; ++j) {
+        const int c = gl + G * j;
+        v[j] = c < k4 ? lk_ldw<Vec>(vrow, c, k) : lk_zero4();
+        acc[j] = lk_zero4();
+      }
+      const std::int64_t per_trip = std::int64_t(U) * ngr;
+      for (std::int64_t t = b; t < e; t += per_trip) {  // uniform trip count
+        float cu[U];
+        std::int64_t iu[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const std::int64_t tt = t + std::int64_t(u) * ngr + grp;
+          cu[u] = tt < e ? __ldg(pr.conf + tt) : 0.0f;
+          iu[u] = cu[u] > 0.0f ? __ldg(pr.entries + tt) : 0;
+        }
+        float4 y[U][F4];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const T* yrow = Y + iu[u] * k;
+#pragma unroll
+          for (int j = 0; j < F4; ++j) {
+            const int c = gl + G * j;
+            y[u][j] = (cu[u] > 0.0f && c < k4) ? lk_ldy<S, Vec>(yrow, c, k) : lk_zero4();
+          }
+        }
+        float d[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          d[u] = 0.0f;
+#pragma unroll
+          for (int j = 0; j < F4; ++j) d[u] = lk_dot4(y[u][j], v[j], d[u]);
+        }
+        for (int o = G >> 1; o > 0; o >>= 1) {
+#pragma unroll
+          for (int u = 0; u < U; ++u) d[u] += __shfl_xor_sync(lk_full, d[u], o);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const float c = cu[u];
+          const float wgt = c > 0.0f ? (Residual ? c - (c - 1.0f) * d[u] : (c - 1.0f) * d[u]) : 0.0f;
+#pragma unroll
+          for (int j = 0; j < F4; ++j) acc[j] = lk_axpy4(wgt, y[u][j], acc[j]);
+        }
+      }
+      for (int o = G; o < 32; o <<= 1) {  // across the groups
+#pragma unroll
+        for (int j = 0; j < F4; ++j) {
+          acc[j].x += __shfl_xor_sync(lk_full, acc[j].x, o);
+          acc[j].y += __shfl_xor_sync(lk_full, acc[j].y, o);
+          acc[j].z += __shfl_xor_sync(lk_full, acc[j].z, o);
+          acc[j].w += __shfl_xor_sync(lk_full, acc[j].w, o);
+        }
+      }
+      if (slot >= 0) {  // a segment of a long row: its partial sum to its slot
+        float* srow = pr.part + slot * k;
+        if (writer) {
+#pragma unroll
+          for (int j = 0; j < F4; ++j) {
+            const int c = gl + G * j;
+            if (c < k4) lk_stw<Vec>(srow, c, k, acc[j]);
+          }
+        }
+        continue;
+      }
+      // A whole row: finished in place by group 0 (the other groups load nothing and only
+      // take part in the shuffles; the branch values are broadcast from lane 0).
+      const float* drow = pr.d + row * k;
+      float* rrow = pr.r + row * k;
+      float* prow = pr.p + row * k;
+      float* xrow = pr.x + row * k;
+      if (Residual) {
+        float rr = 0.0f;
+#pragma unroll
+        for (int j = 0; j < F4; ++j) {
+          const int c = gl + G * j;
+          if (writer && c < k4) {
+            const float4 dd = lk_ldw<Vec>(drow, c, k);
+            const float4 r = make_float4(acc[j].x - dd.x, acc[j].y - dd.y, acc[j].z - dd.z,
+                                         acc[j].w - dd.w);
+            rr = lk_dot4(r, r, rr);
+            lk_stw<Vec>(rrow, c, k, r);
+            lk_stw<Vec>(prow, c, k, r);
+          }
+        }
+        rr = lk_group_sum(rr, G);
+        if (lane == 0) pr.rs[row] = rr;
+        continue;
+      }
+      float4 ap[F4];
+      float pap = 0.0f;
+#pragma unroll
+      for (int j = 0; j < F4; ++j) {
+        const int c = gl + G * j;
+        if (writer && c < k4) {
+          const float4 dd = lk_ldw<Vec>(drow, c, k);
+          ap[j] = make_float4(dd.x + acc[j].x, dd.y + acc[j].y, dd.z + acc[j].z, dd.w + acc[j].w);
+        } else {
+          ap[j] = lk_zero4();
+        }
+        pap = lk_dot4(v[j], ap[j], pap);
+      }
+      pap = __shfl_sync(lk_full, lk_group_sum(pap, G), 0);
+      if (!(pap > 0.0f)) {
+        if (lane == 0) pr.rs[row] = 0.0f;
+        continue;
+      }
+      const float alpha = rs / pap;
+      float4 rn[F4];
+      float rr = 0.0f;
+#pragma unroll
+      for (int j = 0; j < F4; ++j) {
+        const int c = gl + G * j;
+        rn[j] = lk_zero4();
+        if (writer && c < k4) {
+          const float4 xo = lk_ldw<Vec>(xrow, c, k), ro = lk_ldw<Vec>(rrow, c, k);
+          const float4 xn = lk_axpy4(alpha, v[j], xo);
+          rn[j] = lk_axpy4(-alpha, ap[j], ro);
+          rr = lk_dot4(rn[j], rn[j], rr);
+          lk_stw<Vec>(xrow, c, k, xn);
+          lk_stw<Vec>(rrow, c, k, rn[j]);
+        }
+      }
+      rr = __shfl_sync(lk_full, lk_group_sum(rr, G), 0);
+      const float beta = rr / rs;
+#pragma unroll
+      for (int j = 0; j < F4; ++j) {
+        const int c = gl + G * j;
+        if (writer && c < k4) lk_stw<Vec>(prow, c, k, lk_axpy4(beta, v[j], rn[j]));
+      }
+      if (lane == 0) pr.rs[row] = rr;
+    }
+  }
+}
+
+/// Block sum of one value per thread (lk_threads): warp butterflies, then every thread adds
+/// the warps' partials in order (the same value in every thread). Two barriers; every
+/// thread of the block must call it.
+__device__ __forceinline__ float lk_block_sum(float v, float* s_red) {
+  v = lk_warp_sum(v);
+  __syncthreads();  // earlier readers of s_red are done
+  if ((threadIdx.x & 31) == 0) s_red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  float s = 0.0f;
+#pragma unroll
+  for (int w = 0; w < lk_threads / 32; ++w) s += s_red[w];
+  return s;
+}
+
+/// Sum of the slots [s0, s1) of factor f, in slot order (the loads of 8 slots in flight).
+__device__ __forceinline__ float lk_slot_sum(const float* __restrict__ part, std::int64_t k,
+                                             std::int64_t s0, std::int64_t s1, std::int64_t f) {
+  float a = 0.0f;
+#pragma unroll 8
+  for (std::int64_t s = s0; s < s1; ++s) a += part[s * k + f];
+  return a;
+}
+
+/// The long-row kernel (see the file comment): a block per split row, thread t over the
+/// factors t, t + 256, ...; the slots added in slot order by each thread (a popular item has
+/// hundreds of slots: a block keeps 256 independent sums in flight, not 32); block sums for
+/// the dots.
+template <bool Residual>
+__global__ void __launch_bounds__(lk_threads) lockstep_long_kernel(LockstepProblem pr) {
+  __shared__ float s_red[lk_threads / 32];
+  const std::int64_t k = pr.k;
+  const float* part = pr.part;
+  for (std::int64_t q = blockIdx.x; q < pr.n_long; q += gridDim.x) {
+    const std::int64_t row = __ldg(pr.long_rows + 3 * q), s0 = __ldg(pr.long_rows + 3 * q + 1),
+                       s1 = __ldg(pr.long_rows + 3 * q + 2);
+    const float rs = pr.rs[row];  // uniform over the block
+    if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
+    float* xrow = pr.x + row * k;
+    float* rrow = pr.r + row * k;
+    float* prow = pr.p + row * k;
+    float* drow = pr.d + row * k;
+    if (Residual) {
+      float rr = 0.0f;
+      for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) {
+        const float r = lk_slot_sum(part, k, s0, s1, f) - drow[f];
+        rrow[f] = r;
+        prow[f] = r;
+        rr = fmaf(r, r, rr);
+      }
+      rr = lk_block_sum(rr, s_red);
+      if (threadIdx.x == 0) pr.rs[row] = rr;
+      continue;
+    }
+    float pap = 0.0f;
+    for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) {
+      const float ap = drow[f] + lk_slot_sum(part, k, s0, s1, f);
+      drow[f] = ap;  // Ap, read back below by this thread only
+      pap = fmaf(prow[f], ap, pap);
+    }
+    pap = lk_block_sum(pap, s_red);
+    if (!(pap > 0.0f)) {
+      if (threadIdx.x == 0) pr.rs[row] = 0.0f;
+      continue;
+    }
+    const float alpha = rs / pap;
+    float rr = 0.0f;
+    for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) {
+      xrow[f] = fmaf(alpha, prow[f], xrow[f]);
+      const float r = fmaf(-alpha, drow[f], rrow[f]);
+      rrow[f] = r;
+      rr = fmaf(r, r, rr);
+    }
+    rr = lk_block_sum(rr, s_red);
+    const float beta = rr / rs;
+    for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) prow[f] = fmaf(beta, prow[f], rrow[f]);
+    if (threadIdx.x == 0) pr.rs[row] = rr;
+  }
+}
+
+/// Load (Store false): x = X(target) or 0, rs = [a positive weight]; store (Store true):
+/// X(target) = x. A warp per row.
+template <Storage S, bool Store>
+__global__ void __launch_bounds__(lk_threads) lockstep_copy_kernel(LockstepProblem pr) {
+  using E = LkElem<S>;
+  using T = typename E::T;
+  T* X = static_cast<T*>(pr.X);
+  const std::int64_t k = pr.k;
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::int64_t row = warp0; row < pr.n_rows; row += nwarps) {
+    const std::int64_t u = pr.targets ? __ldg(pr.targets + row) : row;
+    float* xrow = pr.x + row * k;
+    if (Store) {
+      for (std::int64_t f = lane; f < k; f += 32) X[u * k + f] = E::st(xrow[f]);
+      continue;
+    }
+    const std::int64_t b = __ldg(pr.row_map + row), e = __ldg(pr.row_map + row + 1);
+    bool any = false;
+    for (std::int64_t t = b + lane; t < e; t += 32)
+      if (__ldg(pr.conf + t) > 0.0f) {
+        any = true;
+        break;
+      }
+    any = __any_sync(lk_full, any);
+    for (std::int64_t f = lane; f < k; f += 32) xrow[f] = any ? E::ld1(X + u * k + f) : 0.0f;
+    if (lane == 0) pr.rs[row] = any ? 1.0f : 0.0f;
+  }
+}
+
+/// Blocks of lk_threads for `warps` warps (one per item), at most lk_max_blocks (then the
+/// kernels' grid-stride loops take the rest).
+unsigned lk_blocks(std::int64_t warps) {
+  const std::int64_t per = lk_threads / 32;
+  return unsigned(std::max<std::int64_t>(1, std::min((warps + per - 1) / per, lk_max_blocks)));
+}
+
+template <int F4, int U, Storage S, bool Vec>
+void launch_tasks(const LockstepProblem& pr, bool residual, int G, cudaStream_t stream) {
+  if (pr.n_tasks == 0) return;
+  if (residual) {
+    lockstep_tasks_kernel<F4, U, S, Vec, true><<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr, G);
+  } else {
+    lockstep_tasks_kernel<F4, U, S, Vec, false><<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr, G);
+  }
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+}
+
+template <Storage S, bool Vec>
+void launch_tasks_f(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
+  const int k4 = int((pr.k + 3) / 4);
+  if (k4 <= 32) {
+    int G = 1;
+    while (G < k4) G <<= 1;
+    launch_tasks<1, 2, S, Vec>(pr, residual, G, stream);
+    return;
+  }
+  const int per = (k4 + 31) / 32;  // 2 .. 8 (k <= 1024)
+  if (per <= 2) {
+    launch_tasks<2, 2, S, Vec>(pr, residual, 32, stream);
+  } else if (per <= 4) {
+    launch_tasks<4, 2, S, Vec>(pr, residual, 32, stream);
+  } else {
+    launch_tasks<8, 1, S, Vec>(pr, residual, 32, stream);
+  }
+}
+
+bool lk_aligned(const void* p, int bytes) {
+  return p == nullptr || (reinterpret_cast<std::uintptr_t>(p) % std::uintptr_t(bytes)) == 0;
+}
+
+template <Storage S>
+void phase_typed(const LockstepProblem& pr, LockstepPhase ph, cudaStream_t stream) {
+  const unsigned row_blocks = lk_blocks(pr.n_rows);
+  if (ph == LockstepPhase::load || ph == LockstepPhase::store) {
+    if (ph == LockstepPhase::load) {
+      lockstep_copy_kernel<S, false><<<row_blocks, lk_threads, 0, stream>>>(pr);
+    } else {
+      lockstep_copy_kernel<S, true><<<row_blocks, lk_threads, 0, stream>>>(pr);
+    }
+    KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+    return;
+  }
+  const bool residual = ph == LockstepPhase::residual;
+  const bool vec = pr.k % 4 == 0 && lk_aligned(pr.Y, LkElem<S>::align) && lk_aligned(pr.x, 16) &&
+                   lk_aligned(pr.r, 16) && lk_aligned(pr.p, 16) && lk_aligned(pr.d, 16) &&
+                   lk_aligned(pr.part, 16);
+  if (vec) {
+    launch_tasks_f<S, true>(pr, residual, stream);
+  } else {
+    launch_tasks_f<S, false>(pr, residual, stream);
+  }
+  if (pr.n_long > 0) {
+    const unsigned blocks = unsigned(std::min(pr.n_long, lk_max_blocks));  // a block per row
+    if (residual) {
+      lockstep_long_kernel<true><<<blocks, lk_threads, 0, stream>>>(pr);
+    } else {
+      lockstep_long_kernel<false><<<blocks, lk_threads, 0, stream>>>(pr);
+    }
+    KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+  }
+}
+
+}  // namespace
+
+void lockstep_phase(const LockstepProblem& prob, LockstepPhase phase, cudaStream_t stream) {
+  KOKKOSSKETCH_THROW_IF(prob.k < 1 || prob.k > lockstep_max_factors, "ImplicitALS",
+                        "the CUDA lockstep kernels take 1 to ", lockstep_max_factors,
+                        " factors, not ", prob.k);
+  if (prob.n_rows == 0) return;
+  switch (prob.storage) {
+    case Storage::f32: phase_typed<Storage::f32>(prob, phase, stream); break;
+    case Storage::f16: phase_typed<Storage::f16>(prob, phase, stream); break;
+    case Storage::bf16: phase_typed<Storage::bf16>(prob, phase, stream); break;
+  }
+}
+
+}  // namespace CudaALS
+}  // namespace Impl
+}  // namespace KokkosSketch
