@@ -47,6 +47,61 @@ void copy_2d(const ExecSpace& space, const Dst& dst, const Src& src, std::int64_
       });
 }
 
+/// W(i, :) = row b0 + i of A for i < m: local row lo + i while i < own, else row
+/// lo + i - nr of the received tail (W LayoutRight, the block's contiguous copy).
+template <class ExecSpace, class WView, class LocalView, class TailView>
+void gather_block(const ExecSpace& space, const WView& W, const LocalView& local,
+                  const TailView& tail, std::int64_t lo, std::int64_t own, std::int64_t nr,
+                  std::int64_t m, std::int64_t d) {
+  using a_value = typename WView::non_const_value_type;
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::gather_block",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, m * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / d, j = t % d;
+        W(i, j) = i < own ? a_value(local(lo + i, j)) : a_value(tail(lo + i - nr, j));
+      });
+}
+
+/// Ex(i, j) = the largest repro_exponent of P(b, i, j) over the nb blocks.
+template <class ExecSpace, class PView, class EView>
+void max_exponents(const ExecSpace& space, const PView& P, const EView& Ex, std::int64_t nb,
+                   std::int64_t k, std::int64_t d) {
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::exponents",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / d, j = t % d;
+        int e = repro_zero_exponent;
+        for (std::int64_t b = 0; b < nb; ++b) {
+          const int eb = repro_exponent(double(P(b, i, j)));
+          e = eb > e ? eb : e;
+        }
+        Ex(i, j) = e;
+      });
+}
+
+/// Dg(i, j, :) = the digit sums of P(b, i, j) over the nb blocks, relative to Ex(i, j).
+template <class ExecSpace, class PView, class EView, class DView>
+void sum_digits(const ExecSpace& space, const PView& P, const EView& Ex, const DView& Dg,
+                std::int64_t nb, std::int64_t k, std::int64_t d) {
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::digits",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / d, j = t % d;
+        const int E = Ex(i, j);
+        std::int64_t acc[3] = {0, 0, 0};
+        if (E != repro_zero_exponent && E != repro_nonfinite_exponent) {
+          for (std::int64_t b = 0; b < nb; ++b) {
+            const double x = double(P(b, i, j));
+            if (x != 0) repro_add_digits(x, E, acc);
+          }
+        }
+        for (int c = 0; c < repro_digits; ++c) Dg(i, j, c) = acc[c];
+      });
+}
+
 /// \brief Y = S A over the ranks of A's communicator; every rank receives all of Y.
 ///
 /// \param [in] f the public entry point, for Errors
@@ -220,33 +275,12 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
         const std::int64_t b0 = (first_block + bi) * B, m = std::min(B, n - b0);
         const auto Wb = Kokkos::subview(W, Kokkos::make_pair(std::int64_t(0), m), Kokkos::ALL());
         const std::int64_t lo = b0 - o, own = std::min(m, o + nr - b0);
-        const auto Wv = W;
-        Kokkos::parallel_for(
-            "KokkosSketch::Distributed::gather_block",
-            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, m * d),
-            KOKKOS_LAMBDA(const std::int64_t t) {
-              const std::int64_t i = t / d, j = t % d;
-              Wv(i, j) = i < own ? a_value(local(lo + i, j)) : tail_rows(lo + i - nr, j);
-            });
+        gather_block(space, W, local, tail_rows, lo, own, nr, m, d);
         call(space, S.submatrix(0, b0, k, m), Wb, Yb);
         const auto Pb = Kokkos::subview(partials, bi, Kokkos::ALL(), Kokkos::ALL());
         copy_2d(space, Pb, Yb, k, d);
       }
-      const auto P = partials;
-      const auto Ex = expo;
-      const std::int64_t nb = n_blocks;
-      Kokkos::parallel_for(
-          "KokkosSketch::Distributed::exponents",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * d),
-          KOKKOS_LAMBDA(const std::int64_t t) {
-            const std::int64_t i = t / d, j = t % d;
-            int e = repro_zero_exponent;
-            for (std::int64_t b = 0; b < nb; ++b) {
-              const int eb = repro_exponent(double(P(b, i, j)));
-              e = eb > e ? eb : e;
-            }
-            Ex(i, j) = e;
-          });
+      max_exponents(space, partials, expo, n_blocks, k, d);
       Kokkos::deep_copy(space, h_expo, expo);
       space.fence();
     });
@@ -257,25 +291,7 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
     mpi_allreduce_in_place(f, h_expo.data(), k * d, MPI_MAX, comm);
     outcome = run_local(f, [&] {
       Kokkos::deep_copy(space, expo, h_expo);
-      const auto P = partials;
-      const auto Ex = expo;
-      const auto Dg = digits;
-      const std::int64_t nb = n_blocks;
-      Kokkos::parallel_for(
-          "KokkosSketch::Distributed::digits",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * d),
-          KOKKOS_LAMBDA(const std::int64_t t) {
-            const std::int64_t i = t / d, j = t % d;
-            const int E = Ex(i, j);
-            std::int64_t acc[3] = {0, 0, 0};
-            if (E != repro_zero_exponent && E != repro_nonfinite_exponent) {
-              for (std::int64_t b = 0; b < nb; ++b) {
-                const double x = double(P(b, i, j));
-                if (x != 0) repro_add_digits(x, E, acc);
-              }
-            }
-            for (int c = 0; c < repro_digits; ++c) Dg(i, j, c) = acc[c];
-          });
+      sum_digits(space, partials, expo, digits, n_blocks, k, d);
       Kokkos::deep_copy(space, h_digits, digits);
       space.fence();
     });
@@ -296,6 +312,7 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
     Kokkos::deep_copy(space, result, h_result);
     copy_2d(space, Y, result, k, d);
     if (check_finite) check_finite_result(f, space, Y);
+    space.fence();  // the host buffers die with this call
   });
   agree(comm, f, outcome);
 }
