@@ -11,6 +11,7 @@
 #error "KokkosSketch: the distributed layer (algorithms/distributed) needs MPI: configure KokkosSketch with -DKokkosSketch_ENABLE_MPI=ON"
 #endif
 
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <impl/KokkosSketch_DistributedComm_impl.hpp>
 
@@ -19,9 +20,29 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace KokkosSketch {
+namespace Impl {
+/// Whether T is a rank-2 Kokkos View.
+template <class T, class = void>
+struct is_rank2_view : std::false_type {};
+/// Whether T is a rank-2 Kokkos View.
+template <class T>
+struct is_rank2_view<T, std::enable_if_t<Kokkos::is_view<T>::value>>
+    : std::integral_constant<bool, T::rank == 2> {};
+/// Rows and columns of a rank-2 View or a KokkosSparse::CrsMatrix.
+template <class T>
+std::pair<std::int64_t, std::int64_t> local_extents(const T& a) {
+  if constexpr (is_crs_matrix_v<T>)
+    return {std::int64_t(a.numRows()), std::int64_t(a.numCols())};
+  else
+    return {std::int64_t(a.extent(0)), std::int64_t(a.extent(1))};
+}
+}  // namespace Impl
+
 /// \brief The distributed layer (optional, -DKokkosSketch_ENABLE_MPI=ON): matrices spread
 /// over MPI ranks by rows, and the algorithms on them, whose results do not depend on the
 /// number of ranks (docs/distributed.md).
@@ -40,18 +61,22 @@ namespace Distributed {
 /// with the last copy of the object, unless MPI is finalized by then) so the layer's messages
 /// never meet the application's, and the gathered layout, so the algorithms need no further
 /// communication to know where the rows are.
-/// \tparam AView rank-2 Kokkos View (any layout, any memory space), the local rows
+/// \tparam AView rank-2 Kokkos View (any layout, any memory space) or
+///   KokkosSparse::CrsMatrix (numRows() local rows, numCols() = d, global column indices),
+///   the local rows
 template <class AView>
 class RowDistributedMatrix {
-  static_assert(Kokkos::is_view<AView>::value && AView::rank == 2,
-                "KokkosSketch: RowDistributedMatrix holds a rank-2 Kokkos View");
+  static_assert(Impl::is_rank2_view<AView>::value || Impl::is_crs_matrix_v<AView>,
+                "KokkosSketch: RowDistributedMatrix holds a rank-2 Kokkos View or a "
+                "KokkosSparse::CrsMatrix");
 
  public:
   /// Name of the constructor in its Errors.
   static constexpr const char* name = "Distributed::RowDistributedMatrix";
 
   /// \brief Describes this rank's part of A (collective over comm).
-  /// \param [in] local this rank's rows, local.extent(0) x d (0 rows allowed)
+  /// \param [in] local this rank's rows, a View local.extent(0) x d or a CrsMatrix
+  ///   numRows() x d (0 rows allowed)
   /// \param [in] row_offset global index of the first local row
   /// \param [in] global_rows n, the same on every rank, > 0
   /// \param [in] global_cols d, the same on every rank, > 0, = local.extent(1)
@@ -75,8 +100,8 @@ class RowDistributedMatrix {
     const auto rs = Impl::mpi_rank_size(dup, name);
     m_rank = rs.first;
     const int size = rs.second;
-    const std::int64_t mine[5] = {row_offset, std::int64_t(local.extent(0)),
-                                  std::int64_t(local.extent(1)), global_rows, global_cols};
+    const auto ext = Impl::local_extents(local);
+    const std::int64_t mine[5] = {row_offset, ext.first, ext.second, global_rows, global_cols};
     std::vector<std::int64_t> all(5 * std::size_t(size));
     Impl::mpi_check(MPI_Allgather(mine, 5, MPI_INT64_T, all.data(), 5, MPI_INT64_T, dup), name,
                     "MPI_Allgather");
@@ -90,7 +115,7 @@ class RowDistributedMatrix {
       const std::int64_t* a = &all[5 * std::size_t(r)];
       KOKKOSSKETCH_THROW_IF(a[3] != n || a[4] != d, name, "rank ", r, " gives global extents ",
                             a[3], " x ", a[4], " but rank 0 gives ", n, " x ", d);
-      KOKKOSSKETCH_THROW_IF(a[2] != d, name, "rank ", r, " holds a local View with ", a[2],
+      KOKKOSSKETCH_THROW_IF(a[2] != d, name, "rank ", r, " holds a local matrix with ", a[2],
                             " columns, the matrix has ", d);
       KOKKOSSKETCH_THROW_IF(a[0] != next, name, "rank ", r, " starts at row ", a[0],
                             " but the rows of ranks 0 to ", r - 1, " end at row ", next,
@@ -112,8 +137,8 @@ class RowDistributedMatrix {
   /// \return row_offset as given
   std::int64_t row_offset() const { return m_row_offset; }
   /// \brief Number of rows this rank holds.
-  /// \return local().extent(0)
-  std::int64_t local_rows() const { return std::int64_t(m_local.extent(0)); }
+  /// \return local().extent(0), or local().numRows() for a CrsMatrix
+  std::int64_t local_rows() const { return Impl::local_extents(m_local).first; }
   /// \brief n, the global row count.
   /// \return n
   std::int64_t global_rows() const { return m_rows; }

@@ -25,6 +25,7 @@
 #include <KokkosSketch_GaussianSketch.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Project.hpp>
+#include <impl/KokkosSketch_DistributedSketchCrs_impl.hpp>
 #include <impl/KokkosSketch_DistributedSketch_impl.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -65,7 +66,9 @@ namespace Distributed {
 /// Cost per rank: the single-process cost on its rows (reproducible: the rows of the blocks
 /// it owns, fewer than its rows + block_rows), and the communication of docs/distributed.md.
 template <class ExecSpace, class AView, class YView,
-          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               Kokkos::is_view<AView>::value,
+                           int> = 0>
 void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
                      const RowDistributedMatrix<AView>& A, const YView& Y,
                      const ProjectOptions& opts = {}, const DistributedOptions& dopts = {}) try {
@@ -98,7 +101,9 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
 /// \param [in] dopts reduction and block size (DistributedOptions)
 /// \throws Error on every rank, as Distributed::gaussian_sketch.
 template <class ExecSpace, class AView, class YView,
-          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               Kokkos::is_view<AView>::value,
+                           int> = 0>
 void count_sketch(const ExecSpace& space, const CountSketchOp& S,
                   const RowDistributedMatrix<AView>& A, const YView& Y,
                   const CountSketchOptions& opts = {}, const DistributedOptions& dopts = {}) try {
@@ -110,6 +115,86 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S,
   if (dopts.reduction == Reduction::reproducible) inner.deterministic = true;
   KokkosSketch::Impl::distributed_sketch(
       "Distributed::count_sketch", space, S, A, Y, dopts, opts.check_finite,
+      [&](const ExecSpace& s, const CountSketchOp& Sb, const auto& Ab, const auto& Yb) {
+        KokkosSketch::count_sketch(s, Sb, Ab, Yb, inner);
+      });
+} catch (...) {
+  KokkosSketch::Impl::rethrow_as_error("Distributed::count_sketch");
+}
+
+/// \brief Y = S A for a Gaussian sketch S (k x n) and a row-distributed CSR A (n x d, each
+/// rank's rows a KokkosSparse::CrsMatrix with global column indices); every rank receives
+/// all of Y.
+///
+/// Each block partial is KokkosSketch::gaussian_sketch (CRS) on a CrsMatrix of the block's
+/// rows. With `opts.validate_crs` every rank validates its local matrix first (a bad one on
+/// any rank makes every rank throw); the blocks are then not validated again.
+/// \tparam ExecSpace Kokkos execution space; A's arrays and Y must be accessible from it.
+/// \param [in] space instance the work runs on; the call waits for it
+/// \param [in] S k x n Gaussian sketch, the same on every rank
+/// \param [in] A n x d row-distributed CSR matrix
+/// \param [out] Y k x d View of float or double on every rank; overwritten
+/// \param [in] opts see ProjectOptions (validate_crs, check_finite of the reduced Y)
+/// \param [in] dopts reduction and block size (DistributedOptions)
+/// \throws Error on every rank, as the dense overload, and on an invalid local CSR.
+template <class ExecSpace, class Crs, class YView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               KokkosSketch::Impl::is_crs_matrix_v<Crs>,
+                           int> = 0>
+void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
+                     const RowDistributedMatrix<Crs>& A,
+                     const YView& Y, const ProjectOptions& opts = {},
+                     const DistributedOptions& dopts = {}) try {
+  using matrix_t = std::remove_cv_t<Crs>;
+  KokkosSketch::Impl::static_check_view<ExecSpace, YView, 2, true>();
+  static_assert(std::is_floating_point<typename YView::non_const_value_type>::value,
+                "KokkosSketch: Y must hold float or double");
+  KokkosSketch::Impl::static_check_crs<ExecSpace, matrix_t>();
+  KokkosSketch::Impl::ScopedRegion region(KokkosSketch::Impl::distributed_region_name(
+      "Distributed::gaussian_sketch[crs]", dopts));
+  ProjectOptions inner = opts;
+  inner.check_finite = false;
+  inner.validate_crs = false;
+  KokkosSketch::Impl::distributed_sketch_crs(
+      "Distributed::gaussian_sketch", space, S, A, Y, dopts, opts.check_finite,
+      opts.validate_crs,
+      [&](const ExecSpace& s, const GaussianSketchOp& Sb, const auto& Ab, const auto& Yb) {
+        KokkosSketch::gaussian_sketch(s, Sb, Ab, Yb, inner);
+      });
+} catch (...) {
+  KokkosSketch::Impl::rethrow_as_error("Distributed::gaussian_sketch");
+}
+
+/// \brief Y = S A for a CountSketch S (k x n) and a row-distributed CSR A (n x d); every rank
+/// receives all of Y. As the CRS Distributed::gaussian_sketch; each block partial is
+/// KokkosSketch::count_sketch (CRS), deterministic in the reproducible reduction.
+/// \tparam ExecSpace Kokkos execution space; A's arrays and Y must be accessible from it.
+/// \param [in] space instance the work runs on; the call waits for it
+/// \param [in] S k x n CountSketch, the same on every rank
+/// \param [in] A n x d row-distributed CSR matrix
+/// \param [out] Y k x d View of float or double on every rank; overwritten
+/// \param [in] opts see CountSketchOptions (validate_crs, check_finite of the reduced Y)
+/// \param [in] dopts reduction and block size (DistributedOptions)
+/// \throws Error on every rank, as the CRS Distributed::gaussian_sketch.
+template <class ExecSpace, class Crs, class YView,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               KokkosSketch::Impl::is_crs_matrix_v<Crs>,
+                           int> = 0>
+void count_sketch(const ExecSpace& space, const CountSketchOp& S,
+                  const RowDistributedMatrix<Crs>& A,
+                  const YView& Y, const CountSketchOptions& opts = {},
+                  const DistributedOptions& dopts = {}) try {
+  using matrix_t = std::remove_cv_t<Crs>;
+  KokkosSketch::Impl::static_check_view<ExecSpace, YView, 2, true>();
+  KokkosSketch::Impl::static_check_crs<ExecSpace, matrix_t>();
+  KokkosSketch::Impl::ScopedRegion region(KokkosSketch::Impl::distributed_region_name(
+      "Distributed::count_sketch[crs]", dopts));
+  CountSketchOptions inner = opts;
+  inner.check_finite = false;
+  inner.validate_crs = false;
+  if (dopts.reduction == Reduction::reproducible) inner.deterministic = true;
+  KokkosSketch::Impl::distributed_sketch_crs(
+      "Distributed::count_sketch", space, S, A, Y, dopts, opts.check_finite, opts.validate_crs,
       [&](const ExecSpace& s, const CountSketchOp& Sb, const auto& Ab, const auto& Yb) {
         KokkosSketch::count_sketch(s, Sb, Ab, Yb, inner);
       });
@@ -131,7 +216,9 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S,
 /// \param [in] dopts reduction and block size (DistributedOptions)
 /// \throws Error on every rank, as Distributed::gaussian_sketch.
 template <class ExecSpace, class AView, class YView,
-          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               Kokkos::is_view<AView>::value,
+                           int> = 0>
 void dense_project(const ExecSpace& space, const DenseOp& S, const RowDistributedMatrix<AView>& A,
                    const YView& Y, const ProjectOptions& opts = {},
                    const DistributedOptions& dopts = {}) try {
@@ -163,7 +250,9 @@ void dense_project(const ExecSpace& space, const DenseOp& S, const RowDistribute
 /// \param [in] dopts reduction and block size (DistributedOptions)
 /// \throws Error on every rank, as Distributed::gaussian_sketch.
 template <class ExecSpace, class AView, class YView,
-          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                               Kokkos::is_view<AView>::value,
+                           int> = 0>
 void sparse_project(const ExecSpace& space, const SparseOp& S,
                     const RowDistributedMatrix<AView>& A, const YView& Y,
                     const ProjectOptions& opts = {}, const DistributedOptions& dopts = {}) try {
