@@ -11,7 +11,8 @@
 #     KokkosSketch_ENABLE_BENCHMARKS, every perf_tests/<name>/PerfTest_*.cpp joins the perf
 #     suite KokkosSketch_PerfTest (perf_tests/CMakeLists.txt, added after the topics).
 #     MPI: a topic of the distributed layer, added only with KokkosSketch_ENABLE_MPI (its
-#     headers need MPI). Its test executable has its own main, unit_tests/<name>/
+#     headers need MPI); its perf files make KokkosSketch_PerfTest_Distributed (their own
+#     main, run under mpiexec). Its test executable has its own main, unit_tests/<name>/
 #     KokkosSketch_MPITestMain.cpp (MPI_Init, then Kokkos), and runs under mpiexec as four
 #     ctests, KokkosSketch_UnitTest_<Name>_np<P> for P = 1, 2, 3, 4 (oversubscribed with Open
 #     MPI, one OpenMP thread per rank, a timeout: a collective error must not hang).
@@ -139,7 +140,12 @@ function(kokkossketch_add_topic name)
 
   if(KokkosSketch_ENABLE_BENCHMARKS)
     file(GLOB _perf CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/perf_tests/${name}/PerfTest_*.cpp)
-    set_property(GLOBAL APPEND PROPERTY KokkosSketch_PERF_SOURCES ${_perf})
+    if(_ks_MPI)
+      # Run under mpiexec: an executable of their own (perf_tests/CMakeLists.txt).
+      set_property(GLOBAL APPEND PROPERTY KokkosSketch_MPI_PERF_SOURCES ${_perf})
+    else()
+      set_property(GLOBAL APPEND PROPERTY KokkosSketch_PERF_SOURCES ${_perf})
+    endif()
   endif()
 endfunction()
 
