@@ -97,7 +97,7 @@ function(_kokkossketch_add_mpi_unit_test exe dir)
     add_test(NAME ${exe}_np${_np}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_np} ${_flags}
                      ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${exe}> ${MPIEXEC_POSTFLAGS})
-    set_tests_properties(${exe}_np${_np} PROPERTIES TIMEOUT 300 PROCESSORS ${_np}
+    set_tests_properties(${exe}_np${_np} PROPERTIES TIMEOUT 120 PROCESSORS ${_np}
       ENVIRONMENT "OMP_NUM_THREADS=1;OMP_PROC_BIND=false;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
   endforeach()
 endfunction()
