@@ -41,6 +41,11 @@
 #include <KokkosSketch_SyntheticMatrices.hpp>
 #include <KokkosSketch_SyntheticTensors.hpp>
 
+// The distributed layer, in a build with MPI (-DKokkosSketch_ENABLE_MPI=ON) only.
+#ifdef KOKKOSSKETCH_ENABLE_MPI
+#include <KokkosSketch_Distributed.hpp>
+#endif
+
 // The configuration must match the Kokkos this translation unit is compiled against.
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS) && !defined(KOKKOS_ENABLE_CUDA)
 #error "KokkosSketch was configured with a CUDA Kokkos, but this Kokkos has no CUDA"

@@ -3,16 +3,28 @@
 # for the transform path of the convolution plans) and writes what was found, with the version
 # and whether the CUDA kernels are built, into the generated KokkosSketch_Config.hpp.
 # cuFFT and FFTW, when found, are linked into kokkossketch (and found again by the installed
-# package, cmake/KokkosSketchConfig.cmake.in); MPI is recorded only (nothing links it yet).
+# package, cmake/KokkosSketchConfig.cmake.in). MPI is required and linked with
+# KokkosSketch_ENABLE_MPI (the distributed layer, algorithms/distributed), else only recorded.
 #
 # Needs KokkosSketch_CUDA_KERNELS (cmake/KokkosSketchCuda.cmake) and
 # KokkosSketch_CONFIG_INCLUDE_DIR (the build tree's include/, where the header is written).
 
-# MPI
-find_package(MPI QUIET)
+# MPI: with KokkosSketch_ENABLE_MPI, required and linked (MPI::MPI_CXX, the C API from C++;
+# the deprecated C++ bindings are skipped), and KOKKOSSKETCH_ENABLE_MPI is defined in
+# KokkosSketch_Config.hpp (the algorithms/distributed headers refuse to compile without it).
 set(KOKKOSSKETCH_HAVE_MPI OFF)
-if(MPI_FOUND)
+set(KOKKOSSKETCH_ENABLE_MPI OFF)
+if(KokkosSketch_ENABLE_MPI)
+  set(MPI_CXX_SKIP_MPICXX ON CACHE BOOL "Skip the deprecated MPI C++ bindings")
+  find_package(MPI REQUIRED COMPONENTS CXX)
+  target_link_libraries(kokkossketch INTERFACE MPI::MPI_CXX)
   set(KOKKOSSKETCH_HAVE_MPI ON)
+  set(KOKKOSSKETCH_ENABLE_MPI ON)
+else()
+  find_package(MPI QUIET)
+  if(MPI_FOUND)
+    set(KOKKOSSKETCH_HAVE_MPI ON)
+  endif()
 endif()
 
 # cuFFT: used by the CUDA transform path of the convolution plans

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # A build that grows by one line per topic.
 #
-#   kokkossketch_add_topic(<name> [TEST_INCLUDES <topic>...] [TEST_EXCLUDE <file>...])
+#   kokkossketch_add_topic(<name> [MPI] [TEST_INCLUDES <topic>...] [TEST_EXCLUDE <file>...])
 #     <name> is core or a folder of algorithms/. The topic's public headers (core/ or
 #     algorithms/<name>/) and its impl/ go on the include path of kokkossketch and are
 #     installed (flattened into include/, impl/ kept); with KokkosSketch_ENABLE_TESTS, every
@@ -10,6 +10,12 @@
 #     unit_tests/<topic>/ of TEST_INCLUDES (shared test helpers); with
 #     KokkosSketch_ENABLE_BENCHMARKS, every perf_tests/<name>/PerfTest_*.cpp joins the perf
 #     suite KokkosSketch_PerfTest (perf_tests/CMakeLists.txt, added after the topics).
+#     MPI: a topic of the distributed layer, added only with KokkosSketch_ENABLE_MPI (its
+#     headers need MPI); its perf files make KokkosSketch_PerfTest_Distributed (their own
+#     main, run under mpiexec). Its test executable has its own main, unit_tests/<name>/
+#     KokkosSketch_MPITestMain.cpp (MPI_Init, then Kokkos), and runs under mpiexec as four
+#     ctests, KokkosSketch_UnitTest_<Name>_np<P> for P = 1, 2, 3, 4 (oversubscribed with Open
+#     MPI, one OpenMP thread per rank, a timeout: a collective error must not hang).
 #
 #   kokkossketch_add_unit_test(<exe> <source>...)
 #     One GoogleTest executable, linked to the shared test main, its tests discovered by ctest.
@@ -71,8 +77,36 @@ function(kokkossketch_add_unit_test exe)
                        PROPERTIES ENVIRONMENT "OMP_PROC_BIND=false")
 endfunction()
 
+# One executable run under mpiexec with 1, 2, 3 and 4 ranks (see kokkossketch_add_topic MPI).
+function(_kokkossketch_add_mpi_unit_test exe dir)
+  add_executable(${exe} ${ARGN} ${dir}/KokkosSketch_MPITestMain.cpp)
+  target_link_libraries(${exe} PRIVATE KokkosSketch::kokkossketch GTest::gtest)
+  target_include_directories(${exe} PRIVATE ${dir} ${PROJECT_SOURCE_DIR}/unit_tests
+                             ${PROJECT_BINARY_DIR}/unit_tests/include)
+  set_target_properties(${exe} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/unit_tests)
+  # Open MPI refuses more ranks than cores (CI has 2) without --oversubscribe, and runs as
+  # root only when told (the environment below); its waiting ranks yield the core rather than
+  # spin (a shared CI machine). MPICH needs none of this.
+  set(_flags "")
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _v ERROR_VARIABLE _v
+                  RESULT_VARIABLE _rc)
+  if(_v MATCHES "Open MPI|OpenRTE")
+    set(_flags --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+  endif()
+  foreach(_np 1 2 3 4)
+    add_test(NAME ${exe}_np${_np}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_np} ${_flags}
+                     ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${exe}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${exe}_np${_np} PROPERTIES TIMEOUT 120 PROCESSORS ${_np}
+      ENVIRONMENT "OMP_NUM_THREADS=1;OMP_PROC_BIND=false;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  endforeach()
+endfunction()
+
 function(kokkossketch_add_topic name)
-  cmake_parse_arguments(PARSE_ARGV 1 _ks "" "" "TEST_INCLUDES;TEST_EXCLUDE")
+  cmake_parse_arguments(PARSE_ARGV 1 _ks "MPI" "" "TEST_INCLUDES;TEST_EXCLUDE")
+  if(_ks_MPI AND NOT KokkosSketch_ENABLE_MPI)
+    return()
+  endif()
   if(name STREQUAL "core")
     set(_dir core)
   else()
@@ -92,7 +126,11 @@ function(kokkossketch_add_topic name)
     if(_tests)
       _kokkossketch_camel(_Name ${name})
       set(_exe KokkosSketch_UnitTest_${_Name})
-      kokkossketch_add_unit_test(${_exe} ${_tests})
+      if(_ks_MPI)
+        _kokkossketch_add_mpi_unit_test(${_exe} ${PROJECT_SOURCE_DIR}/unit_tests/${name} ${_tests})
+      else()
+        kokkossketch_add_unit_test(${_exe} ${_tests})
+      endif()
       target_include_directories(${_exe} PRIVATE ${PROJECT_SOURCE_DIR}/unit_tests/${name})
       foreach(_t IN LISTS _ks_TEST_INCLUDES)
         target_include_directories(${_exe} PRIVATE ${PROJECT_SOURCE_DIR}/unit_tests/${_t})
@@ -102,7 +140,12 @@ function(kokkossketch_add_topic name)
 
   if(KokkosSketch_ENABLE_BENCHMARKS)
     file(GLOB _perf CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/perf_tests/${name}/PerfTest_*.cpp)
-    set_property(GLOBAL APPEND PROPERTY KokkosSketch_PERF_SOURCES ${_perf})
+    if(_ks_MPI)
+      # Run under mpiexec: an executable of their own (perf_tests/CMakeLists.txt).
+      set_property(GLOBAL APPEND PROPERTY KokkosSketch_MPI_PERF_SOURCES ${_perf})
+    else()
+      set_property(GLOBAL APPEND PROPERTY KokkosSketch_PERF_SOURCES ${_perf})
+    endif()
   endif()
 endfunction()
 

@@ -302,7 +302,7 @@ def main():
                       ("kokkos+openmp", "+openmp"), ("kokkos-kernels+openmp", "+openmp"),
                       ("kokkos-kernels@3", "^kokkos@3"), ("kokkos-kernels@4", "^kokkos@4"),
                       ("kokkos+wrapper", "+cuda %gcc"),
-                      ("fftw precision=float,double", "+fftw")]:
+                      ("fftw precision=float,double", "+fftw"), ("mpi", "+mpi")]:
         check(any(d == dep and w == when for d, w, _ in deps), f"depends_on({dep!r}, when={when!r})")
     check(not re.search(r"\bkokkos_cxx\b", re.sub(r"#[^\n]*", "", source)),
           "no kokkos_cxx (gone from Kokkos' spec in Spack 1.x)")
@@ -317,7 +317,7 @@ def main():
     lapack = FakeSpec("openblas", libs=["/opt/spack/openblas/lib/libopenblas.so"])
 
     def build(variants, kokkos, kk, compiler="gcc", extra=()):
-        variants = {"fftw": True, **variants}
+        variants = {"fftw": True, "mpi": False, **variants}
         deps = [kokkos, kk, FakeSpec("lapack", libs=lapack.libs.libs),
                 FakeSpec("blas", libs=lapack.libs.libs), *extra]
         return FakeSpec("kokkos-sketch", "main", variants, compiler, deps)
@@ -338,6 +338,7 @@ def main():
         ("host", build({"openmp": True, "cuda": False}, host_kokkos, host_kk), False),
         ("host --test=root", build({"openmp": True, "cuda": False}, host_kokkos, host_kk), True),
         ("host ~fftw", build({"openmp": True, "cuda": False, "fftw": False}, host_kokkos, host_kk), False),
+        ("host +mpi --test=root", build({"openmp": True, "cuda": False, "mpi": True}, host_kokkos, host_kk), True),
         ("+cuda, external kokkos+wrapper", build(cuda_v, cuda_kokkos, cuda_kk, extra=[cuda]), True),
         ("+cuda, kokkos+wrapper built by Spack", build(cuda_v, cuda_kokkos_built, cuda_kk, extra=[cuda]), False),
         ("+cuda %clang, kokkos~wrapper", build(cuda_v, clang_kokkos, cuda_kk, "clang", extra=[cuda]), False),
@@ -368,6 +369,9 @@ def main():
         want_fftw = "ON" if spec.satisfies("+fftw") else "OFF"
         check(defs.get("KokkosSketch_ENABLE_FFTW") == want_fftw,
               f"[{label}] KokkosSketch_ENABLE_FFTW follows the fftw variant ({want_fftw})")
+        want_mpi = "ON" if spec.satisfies("+mpi") else "OFF"
+        check(defs.get("KokkosSketch_ENABLE_MPI") == want_mpi,
+              f"[{label}] KokkosSketch_ENABLE_MPI follows the mpi variant ({want_mpi})")
         check(("KOKKOSSKETCH_CHECKSUMS_FILE" in env.set_vars) == run_tests,
               f"[{label}] golden checksums off exactly when the tests run ({run_tests})")
         is_cuda = spec.satisfies("+cuda")

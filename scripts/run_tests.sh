@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # README command 2: build and run the whole test suite with ctest (bootstraps dependencies
-# on a fresh Debian 12 machine). Build directory: $KOKKOSSKETCH_BUILD_DIR or build/tests.
+# on a fresh Debian 12 machine), the distributed (MPI) tests included. Build directory:
+# $KOKKOSSKETCH_BUILD_DIR or build/tests.
 # Then the bad-input suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer
 # (<build>-asan): inputs that once crashed must raise an Error with no sanitizer report.
 # (allocator_may_return_null=1: one test asks for a 2^62-byte View on purpose, to check that
@@ -9,7 +10,17 @@
 # KOKKOSSKETCH_SKIP_SANITIZERS=1 skips that second build (so does a CXX of nvcc_wrapper).
 source "$(dirname "$0")/common.sh"
 build="${KOKKOSSKETCH_BUILD_DIR:-$KS_ROOT/build/tests}"
-kokkossketch_build "$build" -DKokkosSketch_ENABLE_TESTS=ON
+# The distributed layer (MPI; its tests run under mpiexec with 1 to 4 ranks) whenever an MPI
+# is there: always after the bootstrap (which installs Debian's OpenMPI), else when mpicxx
+# and mpiexec are on PATH. KOKKOSSKETCH_ENABLE_MPI=ON|OFF decides instead.
+mpi="${KOKKOSSKETCH_ENABLE_MPI:-}"
+if [ -z "$mpi" ]; then
+  mpi=OFF
+  if [ -z "${Kokkos_ROOT:-}" ] || { command -v mpicxx && command -v mpiexec; } >/dev/null 2>&1; then
+    mpi=ON
+  fi
+fi
+kokkossketch_build "$build" -DKokkosSketch_ENABLE_TESTS=ON -DKokkosSketch_ENABLE_MPI="$mpi"
 export OMP_PROC_BIND="${OMP_PROC_BIND:-false}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-$KS_JOBS}"
 ctest --test-dir "$build" --output-on-failure
 

@@ -33,6 +33,10 @@ class KokkosSketch(CMakePackage, CudaPackage):
     # Spack's fftw (found through its pkg-config files) instead of whatever FFTW the system
     # happens to have, ~fftw turns the CMake search off. cuFFT comes with the CUDA toolkit.
     variant("fftw", default=True, description="Use FFTW for the host FFTs of the convolution plans")
+    # The distributed layer (algorithms/distributed, namespace KokkosSketch::Distributed):
+    # -DKokkosSketch_ENABLE_MPI=ON, which finds MPI (C API from C++) and links it. Off by
+    # default, as in the project's CMake.
+    variant("mpi", default=False, description="Build the distributed layer (MPI)")
 
     depends_on("cxx", type="build")
     depends_on("cmake@3.16:", type="build")
@@ -62,6 +66,7 @@ class KokkosSketch(CMakePackage, CudaPackage):
     depends_on("blas")
     depends_on("fftw precision=float,double", when="+fftw")
     depends_on("pkgconfig", type="build", when="+fftw")
+    depends_on("mpi", when="+mpi")
     # The unit tests: built and run (ctest) with `spack install --test=root`, the usual
     # self.run_tests idiom; GoogleTest is then a dependency, otherwise not.
     depends_on("googletest", type="test")
@@ -120,6 +125,7 @@ class KokkosSketch(CMakePackage, CudaPackage):
             self.define("KokkosSketch_ENABLE_EXAMPLES", False),
             self.define("KokkosSketch_ENABLE_DOCS", False),
             self.define_from_variant("KokkosSketch_ENABLE_FFTW", "fftw"),
+            self.define_from_variant("KokkosSketch_ENABLE_MPI", "mpi"),
         ]
         # Kokkos programs are compiled by the compiler Kokkos was built for: nvcc_wrapper for
         # a CUDA Kokkos built with +wrapper, otherwise Spack's compiler (CMake's default here).

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_DistributedOptions.hpp
+/// \brief Options of the distributed algorithms: how the ranks' partial results are reduced.
+#ifndef KOKKOSSKETCH_DISTRIBUTEDOPTIONS_HPP
+#define KOKKOSSKETCH_DISTRIBUTEDOPTIONS_HPP
+
+#include <KokkosSketch_Config.hpp>
+#ifndef KOKKOSSKETCH_ENABLE_MPI
+#error "KokkosSketch: the distributed layer (algorithms/distributed) needs MPI: configure KokkosSketch with -DKokkosSketch_ENABLE_MPI=ON"
+#endif
+
+#include <KokkosSketch_Checks.hpp>
+
+#include <cstdint>
+
+namespace KokkosSketch {
+namespace Distributed {
+
+/// \brief How a distributed sketch Y = S A = sum over row blocks of S[:, block] A[block, :]
+/// is reduced over the ranks.
+enum class Reduction {
+  /// The result does not depend on the number of ranks or on the row split, bit for bit:
+  /// partials over fixed global row blocks of DistributedOptions::block_rows rows (rows of a
+  /// block that straddles ranks are sent to the rank holding its first row), summed exactly
+  /// in fixed-point integer digits and rounded once (docs/distributed.md).
+  reproducible,
+  /// Each rank sketches its own rows and the partials are summed by one MPI_Allreduce of the
+  /// scalars: the cheapest, but the bits depend on the rank count, the split and the MPI
+  /// library's reduction order.
+  plain
+};
+
+/// \brief Options of the distributed algorithms.
+struct DistributedOptions {
+  /// The reduction (Reduction::reproducible by default).
+  Reduction reduction = Reduction::reproducible;
+  /// Rows per global block of the reproducible reduction, >= 1, the same on every rank. It
+  /// is part of the definition of the reproducible result: another value gives other last
+  /// bits. It bounds the rows sent per rank (fewer than block_rows, to one other rank) and
+  /// sets the partials' workspace, ceil(local rows / block_rows) + 1 blocks of k x d.
+  std::int64_t block_rows = 2048;
+};
+
+}  // namespace Distributed
+
+namespace Impl {
+/// \brief Names of Distributed::Reduction for Impl::check_enum.
+template <>
+struct EnumTraits<Distributed::Reduction> {
+  /// The enum's name.
+  static constexpr const char* name = "Distributed::Reduction";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"reproducible", "plain"};
+};
+}  // namespace Impl
+
+}  // namespace KokkosSketch
+
+#endif

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_DistributedSketch_impl.hpp
+/// \brief Impl::distributed_sketch: Y = S A for a row-distributed A, through any
+/// single-process sketch entry point applied to column blocks S[:, rows] of the operator,
+/// with the reproducible or the plain reduction (docs/distributed.md).
+#ifndef KOKKOSSKETCH_DISTRIBUTEDSKETCH_IMPL_HPP
+#define KOKKOSSKETCH_DISTRIBUTEDSKETCH_IMPL_HPP
+
+#include <KokkosSketch_Config.hpp>
+#ifndef KOKKOSSKETCH_ENABLE_MPI
+#error "KokkosSketch: the distributed layer (algorithms/distributed) needs MPI: configure KokkosSketch with -DKokkosSketch_ENABLE_MPI=ON"
+#endif
+
+#include <KokkosSketch_Checks.hpp>
+#include <KokkosSketch_DistributedMatrix.hpp>
+#include <KokkosSketch_DistributedOptions.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <impl/KokkosSketch_DistributedComm_impl.hpp>
+#include <impl/KokkosSketch_ReproducibleSum_impl.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <string>
+#include <cstdint>
+#include <vector>
+
+namespace KokkosSketch {
+namespace Impl {
+
+/// Tag of the layer's point-to-point messages (on the matrix's own duplicate communicator).
+constexpr int distributed_row_tag = 18;
+
+/// dst(i, j) = src(i, j) on `space`, for Views of any layouts in memory spaces it reaches.
+template <class ExecSpace, class Dst, class Src>
+void copy_2d(const ExecSpace& space, const Dst& dst, const Src& src, std::int64_t rows,
+             std::int64_t cols) {
+  if (rows == 0 || cols == 0) return;
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::copy",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows * cols),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / cols, j = t % cols;
+        dst(i, j) = src(i, j);
+      });
+}
+
+/// W(i, :) = row b0 + i of A for i < m: local row lo + i while i < own, else row
+/// lo + i - nr of the received tail (W LayoutRight, the block's contiguous copy).
+template <class ExecSpace, class WView, class LocalView, class TailView>
+void gather_block(const ExecSpace& space, const WView& W, const LocalView& local,
+                  const TailView& tail, std::int64_t lo, std::int64_t own, std::int64_t nr,
+                  std::int64_t m, std::int64_t d) {
+  using a_value = typename WView::non_const_value_type;
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::gather_block",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, m * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / d, j = t % d;
+        W(i, j) = i < own ? a_value(local(lo + i, j)) : a_value(tail(lo + i - nr, j));
+      });
+}
+
+/// Ex(i, j) = the largest repro_exponent of P(b, i, j) over the nb blocks.
+template <class ExecSpace, class PView, class EView>
+void max_exponents(const ExecSpace& space, const PView& P, const EView& Ex, std::int64_t nb,
+                   std::int64_t k, std::int64_t d) {
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::exponents",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / d, j = t % d;
+        int e = repro_zero_exponent;
+        for (std::int64_t b = 0; b < nb; ++b) {
+          const int eb = repro_exponent(double(P(b, i, j)));
+          e = eb > e ? eb : e;
+        }
+        Ex(i, j) = e;
+      });
+}
+
+/// Dg(i, j, :) = the digit sums of P(b, i, j) over the nb blocks, relative to Ex(i, j).
+template <class ExecSpace, class PView, class EView, class DView>
+void sum_digits(const ExecSpace& space, const PView& P, const EView& Ex, const DView& Dg,
+                std::int64_t nb, std::int64_t k, std::int64_t d) {
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::digits",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / d, j = t % d;
+        const int E = Ex(i, j);
+        std::int64_t acc[3] = {0, 0, 0};
+        if (E != repro_zero_exponent && E != repro_nonfinite_exponent) {
+          for (std::int64_t b = 0; b < nb; ++b) {
+            const double x = double(P(b, i, j));
+            if (x != 0) repro_add_digits(x, E, acc);
+          }
+        }
+        for (int c = 0; c < repro_digits; ++c) Dg(i, j, c) = acc[c];
+      });
+}
+
+/// \brief The fixed-block plan of one rank in the reproducible reduction.
+///
+/// Global blocks [b B, min(n, (b + 1) B)); block b is computed by the rank holding its first
+/// row, so a rank owns the blocks whose first row it holds and needs the rows
+/// [ceil(o / B) B, min(n, ceil((o + nr) / B) B)). Its own rows outside that range are a
+/// prefix ("head"), sent to the owner of the block they fall in; the needed rows past its own
+/// ("tail") come from the next ranks.
+struct BlockPlan {
+  std::int64_t first_block = 0;  ///< first owned block
+  std::int64_t n_blocks = 0;     ///< number of owned blocks
+  std::int64_t tail0 = 0;        ///< first tail row (global), o + nr
+  std::int64_t tail = 0;         ///< tail rows received
+  std::int64_t head = 0;         ///< head rows sent (local rows [0, head))
+  /// (rank, first global row, end) of the rows received from each rank, in rank order.
+  std::vector<std::array<std::int64_t, 3>> recv;
+  /// (rank, first global row, end) of the head rows sent to each rank, in rank order.
+  std::vector<std::array<std::int64_t, 3>> send;
+};
+
+/// The BlockPlan of this rank for blocks of B rows.
+template <class AType>
+BlockPlan block_plan(const Distributed::RowDistributedMatrix<AType>& A, std::int64_t B) {
+  const std::int64_t n = A.global_rows(), o = A.row_offset(), nr = A.local_rows();
+  auto need = [&](int r) {
+    const std::int64_t ro = A.row_offset_of(r), rn = A.row_offset_of(r + 1) - ro;
+    const std::int64_t s = (ro + B - 1) / B * B;
+    const std::int64_t e = std::min(n, (ro + rn + B - 1) / B * B);
+    return rn > 0 && s < ro + rn ? std::make_pair(s, e) : std::make_pair(s, s);
+  };
+  BlockPlan p;
+  const auto mine = need(A.rank());
+  p.first_block = mine.first / B;
+  p.n_blocks = (mine.second - mine.first + B - 1) / B;
+  p.tail0 = o + nr;
+  p.tail = p.n_blocks > 0 ? std::max<std::int64_t>(0, mine.second - p.tail0) : 0;
+  const std::int64_t head_end = mine.second > mine.first ? mine.first : o + nr;
+  p.head = std::min(head_end, o + nr) - o;
+  for (int q = 0; q < A.size(); ++q) {
+    if (q == A.rank()) continue;
+    const std::int64_t qo = A.row_offset_of(q), qe = A.row_offset_of(q + 1);
+    const std::int64_t r0 = std::max(qo, p.tail0), r1 = std::min(qe, p.tail0 + p.tail);
+    if (r1 > r0) p.recv.push_back({q, r0, r1});
+    const auto qn = need(q);
+    const std::int64_t s0 = std::max(o, qn.first), s1 = std::min(o + p.head, qn.second);
+    if (s1 > s0) p.send.push_back({q, s0, s1});
+  }
+  return p;
+}
+
+/// \brief The first collective of every distributed call: the arguments checked on every
+/// rank (`local_checks` adds the call's own), then agreed, with the values that must be equal
+/// everywhere, by one MPI_Allreduce.
+template <class Op, class YView, class LocalChecks>
+void agree_on_arguments(const char* f, MPI_Comm comm, const Op& S, std::int64_t n,
+                        std::int64_t d, const YView& Y,
+                        const Distributed::DistributedOptions& dopts,
+                        const LocalChecks& local_checks) {
+  const std::int64_t B = dopts.block_rows;
+  const LocalOutcome outcome = run_local(f, [&] {
+    check_enum(f, "dopts.reduction", dopts.reduction);
+    KOKKOSSKETCH_THROW_IF(B < 1, f, "dopts.block_rows = ", B, " must be positive");
+    check_sketch_extents(f, S, n, d, std::int64_t(Y.extent(0)), std::int64_t(Y.extent(1)));
+    KOKKOSSKETCH_THROW_IF((n - 1) / B + 1 > repro_max_terms, f, "n = ", n,
+                          " rows make more than 2^30 blocks of dopts.block_rows = ", B,
+                          " rows (the exact digit sums would overflow); raise block_rows");
+    local_checks();
+  });
+  agree(comm, f, outcome,
+        {{"S.rows()", std::int64_t(S.rows())},
+         {"S.cols()", std::int64_t(S.cols())},
+         {"Y.extent(0)", std::int64_t(Y.extent(0))},
+         {"Y.extent(1)", std::int64_t(Y.extent(1))},
+         {"dopts.block_rows", B},
+         {"dopts.reduction", std::int64_t(dopts.reduction)}});
+}
+
+/// \brief The reproducible reduction of k x d block partials: `compute(partials)` fills
+/// partials(b, :, :) for the n_blocks owned blocks (run on every rank, its failure agreed
+/// on); the exponents are maxed over the ranks, the digits summed over the ranks, and
+/// h_result (k x d, host) receives the once-rounded sums. Collective.
+template <class ExecSpace, class Scalar, class HostResult, class Compute>
+void reproducible_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, std::int64_t k,
+                         std::int64_t d, std::int64_t n_blocks, const Compute& compute,
+                         const HostResult& h_result) {
+  using mem = typename ExecSpace::memory_space;
+  using p_view = Kokkos::View<Scalar***, Kokkos::LayoutRight, mem>;
+  using e_view = Kokkos::View<int**, Kokkos::LayoutRight, mem>;
+  using d_view = Kokkos::View<std::int64_t***, Kokkos::LayoutRight, mem>;
+  p_view partials;
+  e_view expo;
+  d_view digits;
+  typename e_view::HostMirror h_expo;
+  typename d_view::HostMirror h_digits;
+  LocalOutcome outcome = run_local(f, [&] {
+    const auto alloc = [](const std::string& label) {
+      return Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
+    };
+    partials = p_view(alloc("KokkosSketch::Distributed::partials"), std::size_t(n_blocks),
+                      std::size_t(k), std::size_t(d));
+    expo = e_view(alloc("KokkosSketch::Distributed::exponents"), std::size_t(k), std::size_t(d));
+    h_expo = Kokkos::create_mirror_view(expo);
+    digits = d_view(alloc("KokkosSketch::Distributed::digits"), std::size_t(k), std::size_t(d),
+                    std::size_t(repro_digits));
+    h_digits = Kokkos::create_mirror_view(digits);
+    compute(partials);
+    max_exponents(space, partials, expo, n_blocks, k, d);
+    Kokkos::deep_copy(space, h_expo, expo);
+    space.fence();
+  });
+  agree(comm, f, outcome);
+  // The shared exponents (MAX), the digits summed locally in a kernel, then over the ranks
+  // (SUM): integer additions, exact, in any order.
+  mpi_allreduce_in_place(f, h_expo.data(), k * d, MPI_MAX, comm);
+  outcome = run_local(f, [&] {
+    Kokkos::deep_copy(space, expo, h_expo);
+    sum_digits(space, partials, expo, digits, n_blocks, k, d);
+    Kokkos::deep_copy(space, h_digits, digits);
+    space.fence();
+  });
+  agree(comm, f, outcome);
+  mpi_allreduce_in_place(f, h_digits.data(), k * d * repro_digits, MPI_SUM, comm);
+  // One rounding per entry, on the host.
+  for (std::int64_t i = 0; i < k; ++i)
+    for (std::int64_t j = 0; j < d; ++j) {
+      const std::int64_t D[3] = {h_digits(i, j, 0), h_digits(i, j, 1), h_digits(i, j, 2)};
+      h_result(i, j) = repro_digits_to_value<Scalar>(D, h_expo(i, j));
+    }
+}
+
+/// The plain reduction: `compute(result)` writes this rank's partial (run on every rank
+/// unless `before` failed, the failure agreed on), then one MPI_Allreduce(SUM) of the scalars
+/// into h_result. Collective.
+template <class ExecSpace, class Result, class HostResult, class Compute>
+void plain_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, const Result& result,
+                  const HostResult& h_result, const LocalOutcome& before,
+                  const Compute& compute) {
+  LocalOutcome outcome = before;
+  if (!outcome.failed) outcome = run_local(f, [&] {
+    compute(result);
+    Kokkos::deep_copy(space, h_result, result);
+    space.fence();
+  });
+  agree(comm, f, outcome);
+  mpi_allreduce_in_place(f, h_result.data(), std::int64_t(result.size()), MPI_SUM, comm);
+}
+
+/// The replicated result into Y (any layout); its finite check agreed on (in the plain
+/// reduction the ranks' copies of Y need not be identical). Collective.
+template <class ExecSpace, class Result, class HostResult, class YView>
+void finish_distributed(const char* f, const ExecSpace& space, MPI_Comm comm,
+                        const Result& result, const HostResult& h_result, const YView& Y,
+                        bool check_finite) {
+  const LocalOutcome outcome = run_local(f, [&] {
+    Kokkos::deep_copy(space, result, h_result);
+    copy_2d(space, Y, result, std::int64_t(Y.extent(0)), std::int64_t(Y.extent(1)));
+    if (check_finite) check_finite_result(f, space, Y);
+    space.fence();  // the host buffers die with the call
+  });
+  agree(comm, f, outcome);
+}
+
+/// \brief Y = S A over the ranks of A's communicator for a dense A; every rank receives all
+/// of Y.
+///
+/// \param [in] f the public entry point, for Errors
+/// \param [in] call `call(space, S_block, A_block, Y_block)`: the single-process entry
+///   point (without its finite check) for a column block of S and the matching rows of A
+/// \param [in] check_finite count non-finite entries of the replicated Y and throw on every
+///   rank if there is any
+///
+/// Collective over A.comm(). Every local failure (argument checks, allocations, the inner
+/// calls) is agreed on (Impl::agree) before the next communication, so every rank throws the
+/// same Error and none is left waiting. Waits for `space` (MPI reads host buffers).
+template <class ExecSpace, class Op, class AView, class YView, class BlockCall>
+void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
+                        const Distributed::RowDistributedMatrix<AView>& A, const YView& Y,
+                        const Distributed::DistributedOptions& dopts, bool check_finite,
+                        const BlockCall& call) {
+  using y_value = typename YView::non_const_value_type;
+  using a_value = typename AView::non_const_value_type;
+  using mem = typename ExecSpace::memory_space;
+  using y_buffer = Kokkos::View<y_value**, Kokkos::LayoutRight, mem>;
+  using a_buffer = Kokkos::View<a_value**, Kokkos::LayoutRight, mem>;
+  const MPI_Comm comm = A.comm();
+  const std::int64_t n = A.global_rows(), d = A.global_cols(), B = dopts.block_rows;
+  const std::int64_t o = A.row_offset(), nr = A.local_rows();
+
+  agree_on_arguments(f, comm, S, n, d, Y, dopts, [&] {
+    check_no_alias(f, "Y", Y, "A.local()", A.local());
+    KOKKOSSKETCH_THROW_IF(double(d) * sizeof(a_value) > double(INT_MAX), f, "a row of A (d = ",
+                          d, ") is more than INT_MAX bytes, too long for one MPI message");
+  });
+  const std::int64_t k = S.rows();
+
+  y_buffer result;  // k x d, the replicated result before it is copied into Y
+  typename y_buffer::HostMirror h_result;
+  LocalOutcome outcome = run_local(f, [&] {
+    result = y_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                         "KokkosSketch::Distributed::result"),
+                      std::size_t(k), std::size_t(d));
+    h_result = Kokkos::create_mirror_view(result);
+  });
+
+  if (dopts.reduction == Distributed::Reduction::plain) {
+    // This rank's rows sketched at once, then one MPI_Allreduce of the scalars.
+    plain_reduce(f, space, comm, result, h_result, outcome, [&](const y_buffer& partial) {
+      if (nr > 0)
+        call(space, S.submatrix(0, o, k, nr), A.local(), partial);
+      else
+        Kokkos::deep_copy(space, partial, y_value(0));
+    });
+  } else {
+    const BlockPlan plan = block_plan(A, B);
+    a_buffer send, recv_tail, W;
+    typename a_buffer::HostMirror h_send, h_tail;
+    y_buffer Yb;
+    if (!outcome.failed)
+      outcome = run_local(f, [&] {
+        const auto alloc = [](const std::string& label) {
+          return Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
+        };
+        send = a_buffer(alloc("KokkosSketch::Distributed::send"), std::size_t(plan.head),
+                        std::size_t(d));
+        h_send = Kokkos::create_mirror_view(send);
+        recv_tail = a_buffer(alloc("KokkosSketch::Distributed::recv"), std::size_t(plan.tail),
+                             std::size_t(d));
+        h_tail = Kokkos::create_mirror_view(recv_tail);
+        W = a_buffer(alloc("KokkosSketch::Distributed::block"),
+                     std::size_t(plan.n_blocks > 0 ? std::min(B, n) : 0), std::size_t(d));
+        Yb = y_buffer(alloc("KokkosSketch::Distributed::block_sketch"), std::size_t(k),
+                      std::size_t(d));
+        if (plan.head > 0) {
+          copy_2d(space, send, A.local(), plan.head, d);
+          Kokkos::deep_copy(space, h_send, send);
+        }
+        space.fence();
+      });
+    agree(comm, f, outcome);
+
+    // Rows of straddling blocks to their owners: one message per (sender, owner) pair whose
+    // ranges meet; a row is one MPI datatype of d scalars.
+    {
+      MPI_Datatype row_t;
+      mpi_check(MPI_Type_contiguous(int(d * std::int64_t(sizeof(a_value))), MPI_BYTE, &row_t),
+                f, "MPI_Type_contiguous");
+      mpi_check(MPI_Type_commit(&row_t), f, "MPI_Type_commit");
+      std::vector<MPI_Request> requests(plan.recv.size() + plan.send.size());
+      std::size_t i = 0;
+      for (const auto& r : plan.recv)
+        mpi_check(MPI_Irecv(h_tail.data() + (r[1] - plan.tail0) * d, int(r[2] - r[1]), row_t,
+                            int(r[0]), distributed_row_tag, comm, &requests[i++]),
+                  f, "MPI_Irecv");
+      for (const auto& s : plan.send)
+        mpi_check(MPI_Isend(h_send.data() + (s[1] - o) * d, int(s[2] - s[1]), row_t, int(s[0]),
+                            distributed_row_tag, comm, &requests[i++]),
+                  f, "MPI_Isend");
+      mpi_check(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), f,
+                "MPI_Waitall");
+      mpi_check(MPI_Type_free(&row_t), f, "MPI_Type_free");
+    }
+
+    // The partial of each owned block, by the single-process entry point on the whole block
+    // (a contiguous copy of its rows: the same bits whatever the split), reduced exactly.
+    using p_view = Kokkos::View<y_value***, Kokkos::LayoutRight, mem>;
+    reproducible_reduce<ExecSpace, y_value>(
+        f, space, comm, k, d, plan.n_blocks,
+        [&](const p_view& partials) {
+          if (plan.tail > 0) Kokkos::deep_copy(space, recv_tail, h_tail);
+          for (std::int64_t bi = 0; bi < plan.n_blocks; ++bi) {
+            const std::int64_t b0 = (plan.first_block + bi) * B, m = std::min(B, n - b0);
+            const std::int64_t lo = b0 - o, own = std::min(m, o + nr - b0);
+            gather_block(space, W, A.local(), recv_tail, lo, own, nr, m, d);
+            call(space, S.submatrix(0, b0, k, m),
+                 Kokkos::subview(W, Kokkos::make_pair(std::int64_t(0), m), Kokkos::ALL()), Yb);
+            copy_2d(space, Kokkos::subview(partials, bi, Kokkos::ALL(), Kokkos::ALL()), Yb, k, d);
+          }
+        },
+        h_result);
+  }
+  finish_distributed(f, space, comm, result, h_result, Y, check_finite);
+}
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Benchmarks of the distributed layer, run under mpiexec (executable
+// KokkosSketch_PerfTest_Distributed, its own main: MPI, Kokkos, Google Benchmark; rank 0
+// reports). Strong scaling: a global n x d A split evenly over the ranks; each benchmark runs
+// with the reproducible reduction and with the plain MPI_Allreduce, so one run gives the
+// cost of reproducibility at this rank count:
+//   dist_gaussian_sketch/<reduction>  Y = S A, S k x n Gaussian, A float LayoutRight;
+//   dist_count_sketch/<reduction>     Y = S A, S k x n CountSketch, A float LayoutRight;
+//   dist_reduce_only/<reduction>      the same CountSketch call with 1 row per rank's block
+//                                     work negligible: n = P rows, so the time is the layer's
+//                                     communication and reduction of a k x d result.
+// Time per iteration: the slowest rank's (MPI_Barrier, time, MPI_Allreduce MAX), manual time.
+// Counters: rows/s (n per second over all ranks), GB/s of A read (n d 4 bytes).
+// Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full; KOKKOSSKETCH_BENCH_MIN_TIME and
+// KOKKOSSKETCH_BENCH_REPETITIONS override seconds per repetition and repetitions.
+#include <KokkosSketch_Distributed.hpp>
+
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace KokkosSketch;
+using Space = Kokkos::DefaultExecutionSpace;
+using AView = Kokkos::View<float**, Kokkos::LayoutRight, Space::memory_space>;
+using YView = Kokkos::View<float**, Kokkos::LayoutRight, Space::memory_space>;
+
+double env_or(const char* name, double dflt) {
+  const char* v = std::getenv(name);
+  return v ? std::atof(v) : dflt;
+}
+bool full_sizes() {
+  const char* v = std::getenv("KOKKOSSKETCH_BENCH_SIZES");
+  return v && std::string(v) == "full";
+}
+
+/// This rank's rows of an even split of n rows, filled with a fixed pattern on the device.
+struct Problem {
+  AView local;
+  std::unique_ptr<Distributed::RowDistributedMatrix<AView>> A;
+  YView Y;
+};
+Problem& problem(std::int64_t n, std::int64_t d, std::int64_t k) {
+  static std::map<std::string, std::unique_ptr<Problem>> cache;
+  const std::string key = std::to_string(n) + "/" + std::to_string(d) + "/" + std::to_string(k);
+  auto& p = cache[key];
+  if (!p) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::int64_t o = n * rank / size, nr = n * (rank + 1) / size - o;
+    p = std::make_unique<Problem>();
+    p->local = AView("KokkosSketch::perf::A_local", nr, d);
+    const auto a = p->local;
+    Kokkos::parallel_for(
+        "KokkosSketch::perf::fill", Kokkos::RangePolicy<Space>(0, nr * d),
+        KOKKOS_LAMBDA(const std::int64_t t) {
+          const std::int64_t g = (o + t / d) * d + t % d;  // global entry index
+          a(t / d, t % d) = float((g * 2654435761u) % 2000u) * 1e-3f - 1.0f;
+        });
+    Kokkos::fence();
+    p->A = std::make_unique<Distributed::RowDistributedMatrix<AView>>(p->local, o, n, d,
+                                                                      MPI_COMM_WORLD);
+    p->Y = YView("KokkosSketch::perf::Y", k, d);
+  }
+  return *p;
+}
+
+/// Times `call` as the slowest rank sees it.
+void run(benchmark::State& state, std::int64_t n, std::int64_t d,
+         const std::function<void()>& call) {
+  for (int w = 0; w < 2; ++w) call();  // warm-up
+  for (auto _ : state) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    call();
+    double t = MPI_Wtime() - t0;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    state.SetIterationTime(t);
+  }
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  state.counters["ranks"] = size;
+  state.counters["rows/s"] =
+      benchmark::Counter(double(n) * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["GB/s"] = benchmark::Counter(4e-9 * double(n) * double(d) *
+                                                  double(state.iterations()),
+                                              benchmark::Counter::kIsRate);
+}
+
+Distributed::DistributedOptions options(bool reproducible) {
+  Distributed::DistributedOptions o;
+  o.reduction = reproducible ? Distributed::Reduction::reproducible : Distributed::Reduction::plain;
+  return o;
+}
+
+void register_all() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool full = full_sizes();
+  const double min_time = env_or("KOKKOSSKETCH_BENCH_MIN_TIME", full ? 0.5 : 0.1);
+  const int reps = int(env_or("KOKKOSSKETCH_BENCH_REPETITIONS", full ? 3 : 1));
+  struct Size {
+    std::int64_t n, d, k;
+  };
+  const Size gs = full ? Size{1000000, 64, 1024} : Size{50000, 16, 256};
+  const Size cs = full ? Size{4000000, 64, 4096} : Size{400000, 16, 1024};
+  for (const bool repro : {true, false}) {
+    const std::string red = repro ? "reproducible" : "plain";
+    auto reg = [&](const std::string& name, std::function<void(benchmark::State&)> fn) {
+      benchmark::RegisterBenchmark(name.c_str(), fn)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(min_time)
+          ->Repetitions(reps);
+    };
+    reg("dist_gaussian_sketch/" + red + "/n:" + std::to_string(gs.n) + "/d:" +
+            std::to_string(gs.d) + "/k:" + std::to_string(gs.k),
+        [=](benchmark::State& st) {
+          auto& p = problem(gs.n, gs.d, gs.k);
+          const GaussianSketchOp S(GaussianSketchDist{gs.k, gs.n}, RNGState(7));
+          run(st, gs.n, gs.d, [&] {
+            Distributed::gaussian_sketch(Space(), S, *p.A, p.Y, ProjectOptions{false},
+                                         options(repro));
+          });
+        });
+    reg("dist_count_sketch/" + red + "/n:" + std::to_string(cs.n) + "/d:" +
+            std::to_string(cs.d) + "/k:" + std::to_string(cs.k),
+        [=](benchmark::State& st) {
+          auto& p = problem(cs.n, cs.d, cs.k);
+          const CountSketchOp S(CountSketchDist{cs.k, cs.n}, RNGState(8));
+          CountSketchOptions co;
+          co.check_finite = false;
+          co.deterministic = true;
+          run(st, cs.n, cs.d,
+              [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro)); });
+        });
+    const std::int64_t rn = size;
+    reg("dist_reduce_only/" + red + "/n:" + std::to_string(rn) + "/d:" + std::to_string(cs.d) +
+            "/k:" + std::to_string(cs.k),
+        [=](benchmark::State& st) {
+          auto& p = problem(rn, cs.d, cs.k);
+          const CountSketchOp S(CountSketchDist{cs.k, rn}, RNGState(9));
+          CountSketchOptions co;
+          co.check_finite = false;
+          co.deterministic = true;
+          run(st, rn, cs.d,
+              [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro)); });
+        });
+  }
+}
+
+/// Reports nothing (ranks other than 0).
+class NullReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  MPI_Init(&argc, &argv);
+  // Ranks other than 0 report nothing, --benchmark_out included (one file, from rank 0).
+  bool file_out = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--benchmark_out=", 0) == 0) file_out = true;
+  Kokkos::initialize(argc, argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  benchmark::Initialize(&argc, argv);
+  benchmark::AddCustomContext("mpi_ranks", std::to_string(size));
+  benchmark::AddCustomContext("kokkos_execution_space", Space::name());
+  register_all();
+  if (rank == 0) {
+    benchmark::RunSpecifiedBenchmarks();
+  } else {
+    NullReporter null_display, null_file;
+    benchmark::RunSpecifiedBenchmarks(&null_display, file_out ? &null_file : nullptr);
+  }
+  benchmark::Shutdown();
+  Kokkos::finalize();
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Distributed::sketch_and_solve under mpiexec with 1 to 4 ranks: for several row splits
+// (uneven, with ranks of no rows) x equals bit for bit the same call on MPI_COMM_SELF (the
+// same x for every rank count), x and the residual equal the single-process
+// sketch_and_solve to rounding; a b of the wrong length on one rank throws on every rank.
+#include <KokkosSketch_Distributed.hpp>
+#include <KokkosSketch_DistributedTestUtils.hpp>
+#include <KokkosSketch_LeastSquares.hpp>
+#include <KokkosSketch_TestUtils.hpp>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace KokkosSketch;
+using namespace KokkosSketch::TestUtil;
+using Space = Kokkos::DefaultHostExecutionSpace;
+using vec_t = Kokkos::View<double*, Space::memory_space>;
+
+/// b = A (1, 2, ..., d) + a small perturbation, rows [r0, r0 + m).
+vec_t rhs(const std::vector<double>& a, std::int64_t d, std::int64_t r0, std::int64_t m) {
+  vec_t b("b", m);
+  for (std::int64_t i = 0; i < m; ++i) {
+    double s = 1e-3 * std::sin(double(r0 + i));
+    for (std::int64_t j = 0; j < d; ++j) s += a[std::size_t((r0 + i) * d + j)] * double(j + 1);
+    b(i) = s;
+  }
+  return b;
+}
+
+void check_lsq(LeastSquaresSketch kind) {
+  const std::int64_t n = 360, d = 4;
+  const int P = world_size(), rank = world_rank();
+  const std::vector<double> a = global_matrix(n, d, 99);
+  LeastSquaresOptions opts;
+  opts.sketch = kind;
+  const RNGState state(12);
+  const auto A_all = rows_view<double, Space>(a, d, 0, n);
+  const vec_t b_all = rhs(a, d, 0, n);
+  vec_t want("want", d);
+  const LeastSquaresResult want_res = sketch_and_solve(Space(), A_all, b_all, want, state, opts);
+  Distributed::DistributedOptions dopts;
+  dopts.block_rows = 50;
+  const Distributed::RowDistributedMatrix<decltype(A_all)> A_self(A_all, 0, n, d, MPI_COMM_SELF);
+  vec_t x_self("x_self", d);
+  Distributed::sketch_and_solve(Space(), A_self, b_all, x_self, state, opts, dopts);
+  for (int split = 0; split < n_row_splits; ++split) {
+    const auto counts = row_split(split, n, P);
+    std::int64_t o = 0;
+    for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+    const std::int64_t nr = counts[std::size_t(rank)];
+    const auto local = rows_view<double, Space>(a, d, o, nr);
+    const vec_t b = rhs(a, d, o, nr);
+    const Distributed::RowDistributedMatrix<decltype(local)> A(local, o, n, d, MPI_COMM_WORLD);
+    vec_t x("x", d);
+    const LeastSquaresResult res =
+        Distributed::sketch_and_solve(Space(), A, b, x, state, opts, dopts);
+    Kokkos::fence();
+    std::vector<double> xs(d), xw(d), xv(d);
+    for (std::int64_t j = 0; j < d; ++j) {
+      xs[std::size_t(j)] = x(j);
+      xw[std::size_t(j)] = want(j);
+      xv[std::size_t(j)] = x_self(j);
+    }
+    EXPECT_TRUE(same_bits(xs, xv)) << "split " << split << ", " << P << " ranks";
+    EXPECT_TRUE(allclose(xs, xw, 1e-10, 1e-12, 1)) << "split " << split;
+    EXPECT_NEAR(res.residual_norm, want_res.residual_norm, 1e-10 * want_res.residual_norm);
+  }
+}
+
+TEST(DistributedLeastSquares, GaussianSketchAndSolve) { check_lsq(LeastSquaresSketch::gaussian); }
+TEST(DistributedLeastSquares, CountSketchAndSolve) {
+  check_lsq(LeastSquaresSketch::count_sketch);
+}
+
+TEST(DistributedLeastSquares, WrongBOnOneRank) {
+  const std::int64_t n = 120, d = 3;
+  const int P = world_size(), rank = world_rank();
+  const auto counts = row_split(0, n, P);
+  std::int64_t o = 0;
+  for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+  const std::vector<double> a = global_matrix(n, d, 7);
+  const auto local = rows_view<double, Space>(a, d, o, counts[std::size_t(rank)]);
+  const Distributed::RowDistributedMatrix<decltype(local)> A(local, o, n, d, MPI_COMM_WORLD);
+  const vec_t b("b", local.extent(0) + (rank == P - 1 ? 1 : 0));
+  vec_t x("x", d);
+  EXPECT_TRUE(throws_everywhere(
+      [&] { Distributed::sketch_and_solve(Space(), A, b, x, RNGState(1)); },
+      "Distributed::sketch_and_solve", "on rank " + std::to_string(P - 1)));
+}
+
+}  // namespace
