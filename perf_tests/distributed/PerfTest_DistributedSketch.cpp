@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Benchmarks of the distributed layer, run under mpiexec (executable
+// Benchmarks of the distributed layer, registered on the default execution space and (when it
+// differs) the default host space, names <benchmark>/<space>/<reduction>/..., run under mpiexec (executable
 // KokkosSketch_PerfTest_Distributed, its own main: MPI, Kokkos, Google Benchmark; rank 0
 // reports). Strong scaling: a global n x d A split evenly over the ranks; each benchmark runs
 // with the reproducible reduction and with the plain MPI_Allreduce, so one run gives the
 // cost of reproducibility at this rank count:
 //   dist_gaussian_sketch/<reduction>  Y = S A, S k x n Gaussian, A float LayoutRight;
 //   dist_count_sketch/<reduction>     Y = S A, S k x n CountSketch, A float LayoutRight;
+//   dist_sparse_project/<reduction>   Y = S A, S k x D very sparse (p = 1/sqrt(D)), A D x b;
 //   dist_reduce_only/<reduction>      the same CountSketch call with 1 row per rank's block
 //                                     work negligible: n = P rows, so the time is the layer's
 //                                     communication and reduction of a k x d result.
@@ -25,14 +27,16 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
 
 using namespace KokkosSketch;
-using Space = Kokkos::DefaultExecutionSpace;
-using AView = Kokkos::View<float**, Kokkos::LayoutRight, Space::memory_space>;
-using YView = Kokkos::View<float**, Kokkos::LayoutRight, Space::memory_space>;
+template <class Space>
+using AView = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+template <class Space>
+using YView = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
 
 double env_or(const char* name, double dflt) {
   const char* v = std::getenv(name);
@@ -43,14 +47,30 @@ bool full_sizes() {
   return v && std::string(v) == "full";
 }
 
-/// This rank's rows of an even split of n rows, filled with a fixed pattern on the device.
-struct Problem {
-  AView local;
-  std::unique_ptr<Distributed::RowDistributedMatrix<AView>> A;
-  YView Y;
+/// Fills a rank's rows with a fixed pattern of the global entry index.
+template <class View>
+struct FillRows {
+  View a;
+  std::int64_t o, d;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    const std::int64_t g = (o + t / d) * d + t % d;  // global entry index
+    a(t / d, t % d) = float((g * 2654435761u) % 2000u) * 1e-3f - 1.0f;
+  }
 };
-Problem& problem(std::int64_t n, std::int64_t d, std::int64_t k) {
-  static std::map<std::string, std::unique_ptr<Problem>> cache;
+
+/// This rank's rows of an even split of n rows, filled with a fixed pattern on Space.
+template <class Space>
+struct Problem {
+  AView<Space> local;
+  std::unique_ptr<Distributed::RowDistributedMatrix<AView<Space>>> A;
+  YView<Space> Y;
+};
+template <class Space>
+Problem<Space>& problem(std::int64_t n, std::int64_t d, std::int64_t k) {
+  static std::map<std::string, std::unique_ptr<Problem<Space>>> cache;
+  // The Views must go before Kokkos::finalize (the cache itself outlives main).
+  static const bool hooked = (Kokkos::push_finalize_hook([] { cache.clear(); }), true);
+  (void)hooked;
   const std::string key = std::to_string(n) + "/" + std::to_string(d) + "/" + std::to_string(k);
   auto& p = cache[key];
   if (!p) {
@@ -58,19 +78,15 @@ Problem& problem(std::int64_t n, std::int64_t d, std::int64_t k) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const std::int64_t o = n * rank / size, nr = n * (rank + 1) / size - o;
-    p = std::make_unique<Problem>();
-    p->local = AView("KokkosSketch::perf::A_local", nr, d);
-    const auto a = p->local;
-    Kokkos::parallel_for(
-        "KokkosSketch::perf::fill", Kokkos::RangePolicy<Space>(0, nr * d),
-        KOKKOS_LAMBDA(const std::int64_t t) {
-          const std::int64_t g = (o + t / d) * d + t % d;  // global entry index
-          a(t / d, t % d) = float((g * 2654435761u) % 2000u) * 1e-3f - 1.0f;
-        });
+    p = std::make_unique<Problem<Space>>();
+    p->local = AView<Space>("KokkosSketch::perf::A_local", nr, d);
+    Kokkos::parallel_for("KokkosSketch::perf::fill",
+                         Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, nr * d),
+                         FillRows<AView<Space>>{p->local, o, d});
     Kokkos::fence();
-    p->A = std::make_unique<Distributed::RowDistributedMatrix<AView>>(p->local, o, n, d,
-                                                                      MPI_COMM_WORLD);
-    p->Y = YView("KokkosSketch::perf::Y", k, d);
+    p->A = std::make_unique<Distributed::RowDistributedMatrix<AView<Space>>>(p->local, o, n, d,
+                                                                             MPI_COMM_WORLD);
+    p->Y = YView<Space>("KokkosSketch::perf::Y", k, d);
   }
   return *p;
 }
@@ -103,7 +119,10 @@ Distributed::DistributedOptions options(bool reproducible) {
   return o;
 }
 
-void register_all() {
+/// Registers the benchmarks on Space (names carry the space's name).
+template <class Space>
+void register_space() {
+  const std::string sp = Space::name();
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const bool full = full_sizes();
@@ -114,6 +133,9 @@ void register_all() {
   };
   const Size gs = full ? Size{1000000, 64, 1024} : Size{50000, 16, 256};
   const Size cs = full ? Size{4000000, 64, 4096} : Size{400000, 16, 1024};
+  // Sparse projection: Y = S A with A of D rows (the distributed dimension) and b columns,
+  // S k x D very sparse (p = 1/sqrt(D)), as the single-process suite's projection sizes.
+  const Size ps = full ? Size{1000000, 32, 1024} : Size{100000, 32, 256};
   for (const bool repro : {true, false}) {
     const std::string red = repro ? "reproducible" : "plain";
     auto reg = [&](const std::string& name, std::function<void(benchmark::State&)> fn) {
@@ -123,20 +145,34 @@ void register_all() {
           ->MinTime(min_time)
           ->Repetitions(reps);
     };
-    reg("dist_gaussian_sketch/" + red + "/n:" + std::to_string(gs.n) + "/d:" +
+    reg("dist_gaussian_sketch/" + sp + "/" + red + "/n:" + std::to_string(gs.n) + "/d:" +
             std::to_string(gs.d) + "/k:" + std::to_string(gs.k),
         [=](benchmark::State& st) {
-          auto& p = problem(gs.n, gs.d, gs.k);
+          auto& p = problem<Space>(gs.n, gs.d, gs.k);
           const GaussianSketchOp S(GaussianSketchDist{gs.k, gs.n}, RNGState(7));
           run(st, gs.n, gs.d, [&] {
             Distributed::gaussian_sketch(Space(), S, *p.A, p.Y, ProjectOptions{false},
                                          options(repro));
           });
         });
-    reg("dist_count_sketch/" + red + "/n:" + std::to_string(cs.n) + "/d:" +
+    reg("dist_sparse_project/" + sp + "/" + red + "/n:" + std::to_string(ps.n) + "/d:" +
+            std::to_string(ps.d) + "/k:" + std::to_string(ps.k),
+        [=](benchmark::State& st) {
+          auto& p = problem<Space>(ps.n, ps.d, ps.k);
+          SparseDist dist;
+          dist.n_rows = ps.k;
+          dist.n_cols = ps.n;
+          dist.density = 0.0;  // very sparse: p = 1/sqrt(D)
+          const SparseOp S(dist, RNGState(10));
+          run(st, ps.n, ps.d, [&] {
+            Distributed::sparse_project(Space(), S, *p.A, p.Y, ProjectOptions{false},
+                                        options(repro));
+          });
+        });
+    reg("dist_count_sketch/" + sp + "/" + red + "/n:" + std::to_string(cs.n) + "/d:" +
             std::to_string(cs.d) + "/k:" + std::to_string(cs.k),
         [=](benchmark::State& st) {
-          auto& p = problem(cs.n, cs.d, cs.k);
+          auto& p = problem<Space>(cs.n, cs.d, cs.k);
           const CountSketchOp S(CountSketchDist{cs.k, cs.n}, RNGState(8));
           CountSketchOptions co;
           co.check_finite = false;
@@ -145,10 +181,10 @@ void register_all() {
               [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro)); });
         });
     const std::int64_t rn = size;
-    reg("dist_reduce_only/" + red + "/n:" + std::to_string(rn) + "/d:" + std::to_string(cs.d) +
+    reg("dist_reduce_only/" + sp + "/" + red + "/n:" + std::to_string(rn) + "/d:" + std::to_string(cs.d) +
             "/k:" + std::to_string(cs.k),
         [=](benchmark::State& st) {
-          auto& p = problem(rn, cs.d, cs.k);
+          auto& p = problem<Space>(rn, cs.d, cs.k);
           const CountSketchOp S(CountSketchDist{cs.k, rn}, RNGState(9));
           CountSketchOptions co;
           co.check_finite = false;
@@ -157,6 +193,15 @@ void register_all() {
               [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro)); });
         });
   }
+}
+
+/// The default execution space and, when it is another one, the default host space (run
+/// with OMP_NUM_THREADS=1 for one core per rank).
+void register_all() {
+  register_space<Kokkos::DefaultExecutionSpace>();
+  if constexpr (!std::is_same<Kokkos::DefaultExecutionSpace,
+                              Kokkos::DefaultHostExecutionSpace>::value)
+    register_space<Kokkos::DefaultHostExecutionSpace>();
 }
 
 /// Reports nothing (ranks other than 0).
@@ -180,7 +225,8 @@ int main(int argc, char* argv[]) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   benchmark::Initialize(&argc, argv);
   benchmark::AddCustomContext("mpi_ranks", std::to_string(size));
-  benchmark::AddCustomContext("kokkos_execution_space", Space::name());
+  benchmark::AddCustomContext("kokkos_execution_space",
+                              Kokkos::DefaultExecutionSpace::name());
   register_all();
   if (rank == 0) {
     benchmark::RunSpecifiedBenchmarks();
