@@ -24,9 +24,8 @@ generation, scipy.sparse products, numpy.convolve) stays on one thread: the `par
 of each entry says which.
 
 Timing: time.perf_counter around one call (inputs made outside the timed call, as the perf
-suite does); the first call is timed too; a call over 1 s is timed once, faster ones are
-repeated up to 3 more times (at most about 1.5 s per peer and size) and the best time is
-reported. The output JSON has the machine (CPU model, cores, threads, memory, GPUs seen by
+suite does); the first call is timed too; calls under 1 s are repeated up to 4 calls within
+about 1.5 s, calls of 1-3 s are timed twice, longer ones once; the best time is reported. The output JSON has the machine (CPU model, cores, threads, memory, GPUs seen by
 nvidia-smi), the library versions, the thread settings and one entry per peer and size:
 {"peer", "label", "library", "peer_of" (benchmark names), "size" (the size part of the
 benchmark name, e.g. "D:1000000/k:1024/b:32"), "time_ms", "times_ms", "parallel", "note"},
@@ -71,9 +70,10 @@ def default_sizes(which):
     s["rsvd_baseline"] = [dict(m=512, n=512, rank=32, s=10) if small else
                           dict(m=2048, n=2048, rank=128, s=10)]
     s["sgemm"] = [dict(m=512, n=512, k=512) if small else dict(m=2048, n=2048, k=2048)]
-    s["rphosvd_baseline"] = ([dict(I1=96, I2=80, I3=64, J=16), dict(I1=24, I2=20, I3=16, I4=12, J=6)]
-                             if small else [dict(I1=256, I2=256, I3=256, J=64),
-                                            dict(I1=64, I2=64, I3=64, I4=64, J=16)])
+    s["rphosvd_baseline"] = ([dict(I1=96, I2=80, I3=64, J=16),
+                              dict(I1=24, I2=20, I3=16, I4=12, J=6)] if small else
+                             [dict(I1=256, I2=256, I3=256, J=64),
+                              dict(I1=64, I2=64, I3=64, I4=64, J=16)])
     s["convolve"] = [dict(batch=1, m=8192, n=8192), dict(batch=1, m=2048, n=2048),
                      dict(batch=256, m=512, n=512)] + ([] if small else
                                                        [dict(batch=1, m=65536, n=65536)])
@@ -115,6 +115,24 @@ def sizes_from_json(path):
     return out, data.get("context", {})
 
 
+def fam(sizes, *prefixes, exclude=()):
+    """The sizes of every benchmark whose name starts with one of `prefixes` (and contains none
+    of `exclude`), in run order: a peer runs once per size of the family it is a peer of, so a
+    filtered run that kept any member of the family still gets its peers."""
+    out = []
+    for bench, lst in sizes.items():
+        if bench.startswith(prefixes) and not any(x in bench for x in exclude):
+            for sz in lst:
+                if sz not in out:
+                    out.append(sz)
+    return out
+
+
+def names(sizes, prefix, known):
+    """`known` benchmark names plus those of the run starting with `prefix`."""
+    return list(known) + [b for b in sizes if b.startswith(prefix) and b not in known]
+
+
 def size_str(size):
     return "/".join(f"{k}:{v}" for k, v in size.items())
 
@@ -134,6 +152,10 @@ class Runner:
     def wanted(self, peer):
         return self.only is None or self.only.search(peer)
 
+    def wants(self, *peers):
+        """True if one of these peers is to run (no inputs are made otherwise)."""
+        return any(self.wanted(p) for p in peers)
+
     def time(self, peer, label, library, peer_of, size, fn, parallel, note=""):
         """Times fn() (best of up to 4 calls, see the module doc) and records the entry."""
         if not self.wanted(peer):
@@ -147,11 +169,12 @@ class Runner:
             t0 = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t0)
-            if times[0] <= 1.0:
-                while len(times) < 4 and sum(times[1:]) < 1.5 - times[0]:
-                    t0 = time.perf_counter()
-                    fn()
-                    times.append(time.perf_counter() - t0)
+            # Up to 4 calls within about 1.5 s; a call of 1-3 s is timed twice, a longer one once.
+            reps = 4 if times[0] <= 1.0 else (2 if times[0] <= 3.0 else 1)
+            while len(times) < reps and (reps == 2 or sum(times) < 1.5):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
         except MemoryError:
             entry["skipped"] = "out of memory"
         except Exception as e:  # a peer that fails is reported, the others still run
@@ -191,7 +214,7 @@ def peers_projection(R, sizes, libs):
     one = "single-threaded (scipy.sparse)"
     blas = f"BLAS ({R.args.threads} threads)"
 
-    for s in sizes.get("copy_bandwidth", []):
+    for s in fam(sizes, "copy_bandwidth") if R.wants("numpy_copyto") else []:
         n = s["MiB"] << 18
         src = rng.random(n, dtype=np.float32)
         dst = np.empty_like(src)
@@ -199,7 +222,10 @@ def peers_projection(R, sizes, libs):
                ["copy_bandwidth"], s, lambda: np.copyto(dst, src), "single-threaded (numpy)")
         del src, dst
 
-    for s in sizes.get("sparse_project", []):
+    sparse_sizes = fam(sizes, "sparse_project", "cusparse_spmm")
+    fitted = {}  # (D, k) -> the fitted SparseRandomProjection (S depends on D and k only)
+    for s in sparse_sizes if R.wants("sklearn_sparse_rp_transform",
+                                      "sklearn_sparse_rp_fit_transform", "scipy_csr_spmm") else []:
         D, k, b = s["D"], s["k"], s["b"]
         of = ["sparse_project", "sparse_project_generic", "cusparse_spmm"]
         if too_big(R.args, 4.0 * D * b * 2):
@@ -209,13 +235,17 @@ def peers_projection(R, sizes, libs):
             continue
         X = rng.standard_normal((b, D), dtype=np.float32)  # samples x features = A^T
         A = np.ascontiguousarray(X.T)                        # D x b, as the suite's A
-        srp = SparseRandomProjection(n_components=k, density="auto", dense_output=True,
-                                     random_state=0).fit(X)
+        if (D, k) not in fitted:
+            fitted.clear()
+            fitted[(D, k)] = SparseRandomProjection(n_components=k, density="auto",
+                                                    dense_output=True,
+                                                    random_state=0).fit(X[:1])
+        srp = fitted[(D, k)]
         R.time("sklearn_sparse_rp_transform",
                "scikit-learn SparseRandomProjection.transform (S stored, density 1/sqrt(D))",
                SK, of, s, lambda: srp.transform(X), one)
         # fit (drawing S) costs the same at every b: timed at the largest b of each D, k.
-        if b == max(t["b"] for t in sizes["sparse_project"] if (t["D"], t["k"]) == (D, k)):
+        if b == max(t["b"] for t in sparse_sizes if (t["D"], t["k"]) == (D, k)):
             R.time("sklearn_sparse_rp_fit_transform",
                    "scikit-learn SparseRandomProjection fit + transform (S generated)", SK, of,
                    s, lambda: SparseRandomProjection(n_components=k, density="auto",
@@ -224,9 +254,11 @@ def peers_projection(R, sizes, libs):
         S = sp.csr_matrix(srp.components_, dtype=np.float32)
         R.time("scipy_csr_spmm", "scipy.sparse CSR S (stored) @ A, S k x D, A D x b", SC, of,
                s, lambda: S @ A, one)
-        del X, A, srp, S
+        del X, A, S
 
-    for s in sizes.get("dense_project", []):
+    for s in fam(sizes, "dense_project") if R.wants(
+            "numpy_gemm_stored", "numpy_rademacher_generate_gemm", "numpy_gaussian_generate_gemm",
+            "sklearn_gaussian_rp_fit_transform") else []:
         D, k, b = s["D"], s["k"], s["b"]
         of = ["dense_project", "dense_project_gaussian"]
         A = rng.standard_normal((D, b), dtype=np.float32)
@@ -278,7 +310,8 @@ def peers_sketch(R, sizes, libs):
     blas = f"BLAS ({R.args.threads} threads)"
     one = "single-threaded (scipy.sparse)"
 
-    for s in sizes.get("count_sketch", []):
+    for s in fam(sizes, "count_sketch", exclude=("crs",)) if R.wants(
+            "scipy_countsketch_spmm", "scipy_countsketch_build_spmm") else []:
         n, d, p = s["n"], s["d"], s["p"]
         of = ["count_sketch", "count_sketch_generic", "count_sketch_deterministic"]
         if too_big(R.args, 4.0 * n * d):
@@ -301,7 +334,7 @@ def peers_sketch(R, sizes, libs):
                lambda: build() @ A, one)
         del A, S
 
-    for s in sizes.get("count_sketch_crs", []):
+    for s in fam(sizes, "count_sketch_crs") if R.wants("scipy_countsketch_spgemm") else []:
         n, d, p, z = s["n"], s["d"], s["p"], s["nnz_row"]
         of = ["count_sketch_crs", "count_sketch_crs_novalidate"]
         Ac = crs_pattern(np, sp, n, d, z, rng)
@@ -313,7 +346,9 @@ def peers_sketch(R, sizes, libs):
                lambda: (S @ Ac).toarray(), one)
         del Ac, S
 
-    for s in sizes.get("gaussian_sketch_dense", []):
+    for s in fam(sizes, "gaussian_sketch_dense") if R.wants(
+            "numpy_gaussian_generate_gemm", "numpy_gemm_stored",
+            "sklearn_gaussian_rp_fit_transform") else []:
         n, d, p = s["n"], s["d"], s["p"]
         of = ["gaussian_sketch_dense"]
         A = rng.standard_normal((n, d), dtype=np.float32)
@@ -331,7 +366,7 @@ def peers_sketch(R, sizes, libs):
                f"draw: single-threaded; GEMM: {blas}")
         del A, S, X
 
-    for s in sizes.get("gaussian_sketch_crs", []):
+    for s in fam(sizes, "gaussian_sketch_crs") if R.wants("numpy_gaussian_generate_spmm") else []:
         n, d, p, z = s["n"], s["d"], s["p"], s["nnz_row"]
         of = ["gaussian_sketch_crs", "gaussian_sketch_crs_novalidate"]
         if too_big(R.args, 4.0 * p * n):
@@ -347,19 +382,17 @@ def peers_sketch(R, sizes, libs):
         del Ac, AcT
 
     # Least squares and leverage scores: A n x d float64, Fortran order (the suite's LayoutLeft).
-    lsq_sizes = []
-    for key in ("lsq_direct_qr", "lsq_sketch_and_solve", "leverage_exact"):
-        for s in sizes.get(key, []):
-            if s not in lsq_sizes:
-                lsq_sizes.append(s)
-    for s in lsq_sizes:
+    lsq_sizes = fam(sizes, "lsq_") if R.wants("scipy_lstsq_gelsd", "scipy_lstsq_gelsy",
+                                              "numpy_qr_solve") else []
+    lev_sizes = fam(sizes, "leverage_") if R.wants("numpy_qr_leverage") else []
+    for s in lsq_sizes + [t for t in lev_sizes if t not in lsq_sizes]:
         n, d = s["n"], s["d"]
         A = np.asfortranarray(rng.uniform(-1, 1, size=(n, d)) /
                               (1.0 + 999.0 * np.arange(d) / max(d - 1, 1)))
         bvec = A.sum(axis=1) + rng.uniform(-0.5, 0.5, size=n)
         lsq_of = ["lsq_direct_qr", "lsq_sketch_and_solve", "lsq_sketch_and_precondition_gaussian",
                   "lsq_sketch_and_precondition_count_sketch"]
-        if any(k in sizes for k in lsq_of):
+        if s in lsq_sizes:
             R.time("scipy_lstsq_gelsd", "scipy.linalg.lstsq (LAPACK gelsd, the default)", SC,
                    lsq_of, s, lambda: sla.lstsq(A, bvec), f"LAPACK/BLAS ({R.args.threads} threads)")
             R.time("scipy_lstsq_gelsy", "scipy.linalg.lstsq(lapack_driver='gelsy')", SC, lsq_of, s,
@@ -373,7 +406,7 @@ def peers_sketch(R, sizes, libs):
             R.time("numpy_qr_solve", "numpy.linalg.qr, x = R^-1 Q^T b", NP, lsq_of, s, qr_solve,
                    f"LAPACK/BLAS ({R.args.threads} threads)")
         lev_of = ["leverage_exact", "leverage_approx", "leverage_sampling_sketch"]
-        if any(k in sizes for k in lev_of):
+        if s in lev_sizes:
             def lev():
                 Q = np.linalg.qr(A)[0]
                 return np.einsum("ij,ij->i", Q, Q)
@@ -391,7 +424,7 @@ def peers_lowrank(R, sizes, libs):
     SK, NP = libs["scikit-learn"], libs["numpy"]
     blas = f"BLAS ({R.args.threads} threads)"
 
-    for s in sizes.get("sgemm", []):
+    for s in fam(sizes, "sgemm", "shgemm", "cublas") if R.wants("numpy_sgemm") else []:
         m, n, k = s["m"], s["n"], s["k"]
         A = rng.standard_normal((m, k), dtype=np.float32)
         B = rng.standard_normal((k, n), dtype=np.float32)
@@ -399,7 +432,7 @@ def peers_lowrank(R, sizes, libs):
                ["sgemm", "shgemm_fp16", "shgemm_tf32", "shgemm_fused", "cublas_tf32"], s,
                lambda: A @ B, blas)
 
-    for s in sizes.get("rsvd_baseline", []):
+    for s in fam(sizes, "rsvd_") if R.wants("sklearn_randomized_svd") else []:
         m, n, r, over = s["m"], s["n"], s["rank"], s["s"]
         # A = U diag(sigma) V^T with sigma_i = exp decay to 1e-3 at the rank (the suite's A_exp
         # shape; the time does not depend on the spectrum).
@@ -407,14 +440,17 @@ def peers_lowrank(R, sizes, libs):
         V = np.linalg.qr(rng.standard_normal((n, min(m, n))))[0]
         sig = np.maximum(10.0 ** (-3.0 * np.arange(min(m, n)) / r), 1e-7)
         A = ((U * sig) @ V.T).astype(np.float32)
-        of = [b for b in sizes if b.startswith("rsvd_")] or ["rsvd_baseline"]
+        of = names(sizes, "rsvd_", ["rsvd_baseline"] + [
+            f"rsvd_fast_{v}" for v in ("sgemm", "shgemm_fp16", "shgemm_tf32", "shgemm_fused",
+                                       "householder", "shifted_cqr3", "qr_then_svd", "gesvd")])
         R.time("sklearn_randomized_svd",
                "scikit-learn randomized_svd(n_components=rank, n_oversamples=s, n_iter=0)", SK,
                of, s, lambda: randomized_svd(A, r, n_oversamples=over, n_iter=0,
                                              power_iteration_normalizer="none", random_state=0),
                f"draw: single-threaded; BLAS/LAPACK ({R.args.threads} threads)")
 
-    for s in sizes.get("rphosvd_baseline", []):
+    for s in fam(sizes, "rphosvd_") if R.wants("numpy_rphosvd",
+                                               "numpy_rphosvd_fresh_omega") else []:
         dims = [v for k, v in s.items() if k.startswith("I")]
         J = s["J"]
         X = rng.standard_normal(dims).astype(np.float32)
@@ -432,13 +468,16 @@ def peers_lowrank(R, sizes, libs):
                 G = np.moveaxis(np.tensordot(Q.T, np.moveaxis(G, i, 0), axes=1), 0, i)
             return G, Qs
 
-        of = [b for b in sizes if b.startswith("rphosvd_") and "fresh" not in b
-              and "mode2" not in b] or ["rphosvd_baseline"]
+        of = [b for b in names(sizes, "rphosvd_", [
+            "rphosvd_baseline", "rphosvd_sgemm", "rphosvd_shgemm_fp16", "rphosvd_shgemm_tf32",
+            "rphosvd_shgemm_fused", "rphosvd_shgemm_fp16_fp32_core"])
+            if "fresh" not in b and "mode2" not in b]
         R.time("numpy_rphosvd", "numpy RP-HOSVD: unfold, SGEMM with stored Gaussian Omegas, QR, "
                "core by tensordot", NP, of, s, lambda: rphosvd(False), blas)
         R.time("numpy_rphosvd_fresh_omega", "numpy RP-HOSVD drawing the Omegas in the call", NP,
-               [b for b in sizes if b.startswith("rphosvd_") and "fresh" in b] or
-               ["rphosvd_baseline_fresh_omega"], s, lambda: rphosvd(True),
+               [b for b in names(sizes, "rphosvd_", ["rphosvd_baseline_fresh_omega",
+                                                     "rphosvd_shgemm_fp16_fresh_omega"])
+                if "fresh" in b], s, lambda: rphosvd(True),
                f"draw: single-threaded; {blas}")
         del X, omegas
 
@@ -450,7 +489,9 @@ def peers_convolution(R, sizes, libs):
     rng = np.random.default_rng(4)
     NP, SC = libs["numpy"], libs["scipy"]
     workers = R.args.threads
-    for s in sizes.get("convolve", []):
+    for s in fam(sizes, "convolve", "plan_", "cudnn_", "cufft_") if R.wants(
+            "numpy_convolve", "scipy_fftconvolve", "scipy_oaconvolve", "numpy_correlate_grad_p",
+            "scipy_fftconvolve_grad_p", "scipy_fftconvolve_backward") else []:
         B, m, n = s["batch"], s["m"], s["n"]
         p = rng.standard_normal((B, m), dtype=np.float32)
         q = rng.standard_normal((B, n), dtype=np.float32)
@@ -503,7 +544,8 @@ def peers_convolution(R, sizes, libs):
 def peers_stream(R, sizes, libs):
     np = R.np
     NP = libs["numpy"]
-    for s in sizes.get("cms_update", []):
+    for s in fam(sizes, "cms_", "host_floor", "atomic_baseline") if R.wants(
+            "numpy_cms_update") else []:
         if s.get("counter_bytes", 4) != 4:
             continue
         n, w, depth = s["keys"], s["width"], s["depth"]
@@ -528,7 +570,8 @@ def peers_stream(R, sizes, libs):
             R.time("numpy_cms_update",
                    "numpy vectorized count-min update: multiply-shift hash mod 2^64 per row, "
                    "numpy.bincount, added to a uint32 table", NP,
-                   ["cms_update", "cms_update_atomic", "cms_update_tables", "host_floor"], s,
+                   ["cms_update", "cms_update_atomic", "cms_update_tables", "host_floor",
+                    "atomic_baseline"], s,
                    update, "single-threaded (numpy)",
                    note="a cheaper hash than the library's (64-bit multiply-shift, not the "
                         "128-bit multiply-add-shift)")
@@ -684,7 +727,8 @@ def main(argv=None):
             "libraries": libs,
             "machine": machine,
             "seconds_total": round(total, 1),
-            "timing": "best of up to 4 calls (a call over 1 s timed once), time.perf_counter",
+            "timing": "best of up to 4 calls within about 1.5 s (1-3 s calls: 2, longer: 1), "
+                      "time.perf_counter",
         },
         "peers": R.entries,
         "no_peer": no_peer,

@@ -43,8 +43,10 @@ BASELINES = {"sparse_project": ["cusparse_spmm"], "sparse_project_generic": ["cu
              "shgemm_fp16": ["sgemm"], "shgemm_tf32": ["sgemm"], "shgemm_fused": ["sgemm"],
              "cublas_tf32": ["sgemm"],
              "rsvd_fast_shgemm_fp16": ["rsvd_baseline"], "rsvd_fast_sgemm": ["rsvd_baseline"],
-             "rsvd_fast_shgemm_tf32": ["rsvd_baseline"], "rsvd_fast_shgemm_fused": ["rsvd_baseline"],
-             "rphosvd_shgemm_fp16": ["rphosvd_baseline"], "rphosvd_shgemm_tf32": ["rphosvd_baseline"],
+             "rsvd_fast_shgemm_tf32": ["rsvd_baseline"],
+             "rsvd_fast_shgemm_fused": ["rsvd_baseline"],
+             "rphosvd_shgemm_fp16": ["rphosvd_baseline"],
+             "rphosvd_shgemm_tf32": ["rphosvd_baseline"],
              "rphosvd_shgemm_fused": ["rphosvd_baseline"], "rphosvd_sgemm": ["rphosvd_baseline"],
              "convolve": ["cudnn_conv1d", "cufft_conv"],
              "convolve_generic": ["cudnn_conv1d", "cufft_conv"],
@@ -97,7 +99,8 @@ def base_name(name):
 def _median_rows(rows):
     """Median of real_time and of every numeric counter over iteration rows."""
     out = dict(rows[0])
-    keys = [k for k, v in rows[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    keys = [k for k, v in rows[0].items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)]
     for k in keys:
         vals = [r[k] for r in rows if isinstance(r.get(k), (int, float))]
         if vals:
@@ -209,7 +212,9 @@ def fmt(x, unit=""):
 
 
 def ratio(x):
-    return f"{x:.2f}x" if x is not None else ""
+    if x is None:
+        return ""
+    return f"{x:.2f}x" if x >= 0.1 else f"{x:.2g}x"
 
 
 def machine_line(context, pctx):
@@ -227,7 +232,7 @@ def machine_line(context, pctx):
     if m.get("memory_GiB"):
         parts.append(f"{m['memory_GiB']} GiB")
     if context.get("openmp_threads"):
-        parts.append(f"OpenMP {context['openmp_threads']} threads")
+        parts.append(f"OpenMP {context['openmp_threads']} thread(s)")
     gpu = context.get("cuda_device")
     if gpu:
         g = gpu
@@ -248,7 +253,7 @@ def header_lines(context, pctx):
             f"{context.get('kokkos_version', '?')} ({context.get('kokkos_exec_spaces', '?')}), "
             f"sizes: {context.get('bench_sizes', '?')}"
             + (f"; CPU peers: {', '.join(pctx['libraries'].values())}, "
-               f"{pctx.get('threads', '?')} threads" if pctx.get("libraries") else "")]
+               f"{pctx.get('threads', '?')} thread(s)" if pctx.get("libraries") else "")]
 
 
 def spaces_of(rows):
@@ -335,7 +340,8 @@ def topic_tables(topic, rows, peers, no_peer, plot_file):
             tp.append(p)
     if tp:
         out += ["", "CPU peers (same sizes, same machine, same run):", "",
-                "| peer | size | time (ms) | library | threads | note |", "|---|---|---:|---|---|---|"]
+                "| peer | size | time (ms) | library | threads | note |",
+                "|---|---|---:|---|---|---|"]
         for p in tp:
             t = fmt(p["time_ms"]) if p.get("time_ms") is not None else "skipped: " + p.get(
                 "skipped", "")
@@ -544,8 +550,8 @@ def main(argv=None):
     with open(args.md, "w") as f:
         f.write(md)
     print(md, end="")
-    print(f"\nwrote {args.md}" + (f" and {len(plot_files)} plots ({', '.join(sorted(plot_files.values()))})"
-                                   if plot_files else ""))
+    plots = ", ".join(sorted(plot_files.values()))
+    print(f"\nwrote {args.md}" + (f" and {len(plot_files)} plots ({plots})" if plot_files else ""))
     return 0
 
 
