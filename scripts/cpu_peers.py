@@ -637,6 +637,10 @@ def machine_info(threads):
     except (OSError, subprocess.SubprocessError):
         pass
     info["peer_threads"] = threads
+    try:
+        info["load_avg"] = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        pass
     return info
 
 

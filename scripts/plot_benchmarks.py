@@ -246,9 +246,21 @@ def machine_line(context, pctx):
     return ", ".join(parts)
 
 
+def load_line(context, pctx):
+    """Load averages when the suite and the peers started: the machine may be shared."""
+    out = []
+    la = context.get("load_avg")
+    if isinstance(la, list) and la:
+        out.append("suite " + ", ".join(f"{x:.1f}" for x in la))
+    pla = (pctx or {}).get("machine", {}).get("load_avg")
+    if isinstance(pla, list) and pla:
+        out.append("peers " + ", ".join(f"{x:.1f}" for x in pla))
+    return f"; load average (1, 5, 15 min) at start: {'; '.join(out)}" if out else ""
+
+
 def header_lines(context, pctx):
     date = context.get("date_utc", context.get("date", "?"))
-    return [f"machine: {machine_line(context, pctx)}",
+    return [f"machine: {machine_line(context, pctx)}{load_line(context, pctx)}",
             f"commit {context.get('git_hash', '?')}, {date}, Kokkos "
             f"{context.get('kokkos_version', '?')} ({context.get('kokkos_exec_spaces', '?')}), "
             f"sizes: {context.get('bench_sizes', '?')}"
@@ -314,7 +326,7 @@ def summary_table(rows, peers, no_peer):
                                  else "")
             else:
                 why = no_peer_reason(no_peer, bench) if bench not in BASELINE_BENCHES else None
-                cells.append(f"none: {why}" if why else "")
+                cells.append("none (see the topic's section)" if why else "")
                 cells += [""] * (3 if has_cuda else 2)
             out.append("| " + " | ".join(cells) + " |")
     return out
