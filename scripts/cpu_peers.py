@@ -19,9 +19,10 @@ solvers. Each peer is timed on every size of the benchmarks it is a peer of:
 Threads: the same count as the library's OpenMP run (--threads, else OMP_NUM_THREADS, else
 the `openmp_threads` of the bench JSON, else all CPUs), set for OpenBLAS (BLAS and LAPACK
 under numpy and scipy) and OpenMP before numpy is imported, and again through threadpoolctl.
-`scipy.fft` gets the same number of workers. What numpy or scipy runs on one thread (random
-generation, scipy.sparse products, numpy.convolve) stays on one thread: the `parallel` field
-of each entry says which.
+`scipy.fft` gets the same number of workers. OMP_PROC_BIND and OMP_PLACES are removed (with
+them libgomp would pin the process to one CPU). What numpy or scipy runs on one thread
+(random generation, scipy.sparse products, numpy.convolve) stays on one thread: the
+`parallel` field of each entry says which.
 
 Timing: time.perf_counter around one call (inputs made outside the timed call, as the perf
 suite does); the first call is timed too; calls under 1 s are repeated up to 4 calls within
@@ -688,6 +689,10 @@ def main(argv=None):
     # Before numpy loads OpenBLAS: the library's OpenMP thread count for BLAS and OpenMP.
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
+    # No OpenMP binding here: with OMP_PROC_BIND set (run_benchmarks.sh sets it for Kokkos),
+    # libgomp, loaded by scipy / scikit-learn, pins the main thread to one place, and the
+    # threads that scipy.fft and OpenBLAS start later inherit that single CPU.
+    unbound = {v: os.environ.pop(v) for v in ("OMP_PROC_BIND", "OMP_PLACES") if v in os.environ}
 
     import numpy as np
     import scipy
@@ -727,6 +732,7 @@ def main(argv=None):
             "sizes_from": source,
             "bench_sizes": bench_context.get("bench_sizes", args.sizes),
             "threads": args.threads,
+            "omp_binding_removed": unbound,
             "threadpools": pools,
             "libraries": libs,
             "machine": machine,
