@@ -262,6 +262,11 @@ def peers_projection(R, sizes, libs):
             "sklearn_gaussian_rp_fit_transform") else []:
         D, k, b = s["D"], s["k"], s["b"]
         of = ["dense_project", "dense_project_gaussian"]
+        if too_big(R.args, 8.0 * k * D):  # S in float32 (numpy), float64 (scikit-learn)
+            for q in ("numpy_gemm_stored", "numpy_rademacher_generate_gemm",
+                      "numpy_gaussian_generate_gemm", "sklearn_gaussian_rp_fit_transform"):
+                R.skip(q, q, NP, of, s, f"S over --max-gb {R.args.max_gb}")
+            continue
         A = rng.standard_normal((D, b), dtype=np.float32)
         S = (rng.integers(0, 2, size=(k, D), dtype=np.int8) * 2 - 1).astype(np.float32)
         R.time("numpy_gemm_stored", "numpy S @ A, S k x D float32 stored (+-1 or Gaussian: one "
@@ -352,6 +357,11 @@ def peers_sketch(R, sizes, libs):
             "sklearn_gaussian_rp_fit_transform") else []:
         n, d, p = s["n"], s["d"], s["p"]
         of = ["gaussian_sketch_dense"]
+        if too_big(R.args, 8.0 * p * n):  # S in float32 (numpy), float64 (scikit-learn)
+            for q in ("numpy_gaussian_generate_gemm", "numpy_gemm_stored",
+                      "sklearn_gaussian_rp_fit_transform"):
+                R.skip(q, q, NP, of, s, f"S over --max-gb {R.args.max_gb}")
+            continue
         A = rng.standard_normal((n, d), dtype=np.float32)
         R.time("numpy_gaussian_generate_gemm", "numpy: draw S (Gaussian, float32), then S @ A",
                NP, of, s, lambda: rng.standard_normal((p, n), dtype=np.float32) @ A,
