@@ -221,6 +221,14 @@ def machine_line(context, pctx):
     """CPU model, cores, logical CPUs, threads, GPU: from the peers' machine record when there
     is one (same run, same machine), else from the perf suite's context."""
     m = pctx.get("machine", {}) if pctx else {}
+    suite_cpu = context.get("host_cpu")
+    if m and suite_cpu and m.get("cpu_model") not in (None, suite_cpu):
+        # Peers timed elsewhere: say so instead of mixing two machines into one line.
+        return (f"{suite_cpu}, {context.get('host_hw_threads', '?')} logical CPUs, OpenMP "
+                f"{context.get('openmp_threads', '?')} thread(s)"
+                + (f", GPU {context['cuda_device']}" if context.get("cuda_device") else "")
+                + f" (the CPU peers ran on another machine: {m.get('cpu_model')}, "
+                f"{m.get('cpu_logical', '?')} logical CPUs)")
     cpu = m.get("cpu_model") or context.get("host_cpu", "?")
     parts = [cpu]
     cores = m.get("cpu_cores")
