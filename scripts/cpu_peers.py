@@ -581,8 +581,8 @@ def peers_stream(R, sizes, libs):
             R.time("numpy_cms_update",
                    "numpy vectorized count-min update: multiply-shift hash mod 2^64 per row, "
                    "numpy.bincount, added to a uint32 table", NP,
-                   ["cms_update", "cms_update_atomic", "cms_update_tables", "host_floor",
-                    "atomic_baseline"], s,
+                   ["cms_update", "cms_update_atomic", "cms_update_tables", "cms_update_rows",
+                    "cms_update_generic", "host_floor", "atomic_baseline"], s,
                    update, "single-threaded (numpy)",
                    note="a cheaper hash than the library's (64-bit multiply-shift, not the "
                         "128-bit multiply-add-shift)")
@@ -599,6 +599,7 @@ NO_PEER = {
     "validate_crs": "a check, not a computation a peer makes",
     "rphosvd_mode2": "components of one projection, not a whole computation",
     "atomic_baseline": "a reference rate of the device, not an algorithm",
+    "launch_floor": "the device's launch-and-fence floor, not an algorithm",
 }
 
 

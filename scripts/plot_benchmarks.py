@@ -58,7 +58,9 @@ BASELINES = {"sparse_project": ["cusparse_spmm"], "sparse_project_generic": ["cu
              "cms_update": ["atomic_baseline"]}
 COPY = "copy_bandwidth"
 RATES = ("GB/s", "GB/s_Aonce", "GFLOP/s")
-BASELINE_BENCHES = {COPY} | {b for v in BASELINES.values() for b in v}
+# Measured ceilings, floors and vendor baselines (hatched in the plots).
+BASELINE_BENCHES = ({COPY, "launch_floor", "host_floor"} |
+                    {b for v in BASELINES.values() for b in v})
 # Topics in report order: (topic, title, benchmark-name prefixes).
 TOPICS = [
     ("projection", "Random projections",
@@ -69,7 +71,7 @@ TOPICS = [
     ("gemm", "SHGEMM and SGEMM", ("shgemm", "sgemm", "cublas")),
     ("rsvd", "Randomized SVD", ("rsvd_",)),
     ("rphosvd", "RP-HOSVD", ("rphosvd",)),
-    ("convolution", "Convolution", ("convolve", "plan_", "cudnn_", "cufft_")),
+    ("convolution", "Convolution", ("convolve", "plan_", "cudnn_", "cufft_", "launch_floor")),
     ("recommend", "Implicit ALS", ("implicit_als", "als_")),
     ("count_min", "Count-min sketch", ("cms_", "atomic_baseline", "host_floor")),
     ("mad", "MAD-Sketch and exact MAD", ("mad_",)),
