@@ -8,7 +8,8 @@
 #            (the peers), benchmarks.md (summary table + one section per topic) and
 #            benchmarks_<topic>.png (one plot per topic); parts/<topic>.json and .log per topic
 #   sizes:   KOKKOSSKETCH_BENCH_SIZES=small (default) | full (the GPU sizes)
-#   peers:   KOKKOSSKETCH_PEERS=0 skips the CPU peers
+#   peers:   KOKKOSSKETCH_PEERS=0 skips the CPU peers (skipped with a note where
+#            /usr/bin/python3 lacks numpy, scipy or scikit-learn)
 # Extra arguments go to the benchmark binary, e.g. --benchmark_filter=sparse_project (the
 # topics run are those with a benchmark the filter selects).
 source "$(dirname "$0")/common.sh"
@@ -17,7 +18,7 @@ out="${KOKKOSSKETCH_OUT_DIR:-$KS_ROOT/out}"
 py=/usr/bin/python3
 kokkossketch_build "$build" -DKokkosSketch_ENABLE_BENCHMARKS=ON
 mkdir -p "$out/parts"
-rm -f "$out"/parts/*.json "$out"/benchmarks_*.png
+rm -f "$out"/parts/*.json "$out"/benchmarks_*.png "$out/cpu_peers.json"
 export OMP_PROC_BIND="${OMP_PROC_BIND:-spread}" OMP_PLACES="${OMP_PLACES:-threads}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$KS_JOBS}"
 bin="$build/perf_tests/KokkosSketch_PerfTest"
@@ -30,12 +31,20 @@ if [ "${#topics[@]}" -eq 0 ]; then
   exit 1
 fi
 peers=1
-[ "${KOKKOSSKETCH_PEERS:-1}" = 0 ] && peers=0
+notes=()
+if [ "${KOKKOSSKETCH_PEERS:-1}" = 0 ]; then
+  peers=0
+elif ! "$py" -c "import numpy, scipy, sklearn" 2>/dev/null; then
+  # With Kokkos_ROOT set the bootstrap (which installs them) does not run.
+  peers=0
+  echo "run_benchmarks.sh: CPU peers skipped: $py cannot import numpy, scipy and sklearn" \
+       "(Debian: apt-get install python3-numpy python3-scipy python3-sklearn)" >&2
+  notes+=(--note "CPU peers skipped: numpy, scipy or scikit-learn missing")
+fi
 steps=$(( ${#topics[@]} + peers ))
 t0=$SECONDS
 elapsed() { printf '%dm%02ds' $(( (SECONDS - t0) / 60 )) $(( (SECONDS - t0) % 60 )); }
 parts=()
-notes=()
 failed=0
 i=0
 for line in "${topics[@]}"; do
@@ -67,7 +76,9 @@ if [ "$peers" = 1 ]; then
   fi
 fi
 printf '\nreport (%s elapsed)\n' "$(elapsed)"
-notes+=(--note "command: bash scripts/run_benchmarks.sh $* (OMP_NUM_THREADS=$OMP_NUM_THREADS, OMP_PROC_BIND=$OMP_PROC_BIND, KOKKOSSKETCH_BENCH_SIZES=${KOKKOSSKETCH_BENCH_SIZES:-small}), $(elapsed) for ${#topics[@]} topics and the peers")
+peers_done=""
+if [ "$peers" = 1 ]; then peers_done=" and the CPU peers"; fi
+notes+=(--note "command: bash scripts/run_benchmarks.sh $* (OMP_NUM_THREADS=$OMP_NUM_THREADS, OMP_PROC_BIND=$OMP_PROC_BIND, KOKKOSSKETCH_BENCH_SIZES=${KOKKOSSKETCH_BENCH_SIZES:-small}), $(elapsed) for ${#topics[@]} topics${peers_done}")
 "$py" "$KS_ROOT/scripts/plot_benchmarks.py" "$out/benchmarks.json" "${peer_args[@]}" \
   --md "$out/benchmarks.md" --png "$out/benchmarks.png" "${notes[@]}"
 [ "$failed" -eq 0 ]  # exit status: 1 if a topic or the peers failed
