@@ -46,6 +46,21 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
+#include <mutex>
+
+// OpenBLAS's thread-count controls, weak (null unless the BLAS is OpenBLAS), under private C
+// names bound to the library's symbols by asm labels, so that they never clash with the
+// declarations of OpenBLAS's cblas.h. See Impl::OpenBlasSequential.
+#if defined(__GNUC__) && defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+#define KOKKOSSKETCH_HAVE_OPENBLAS_HOOKS 1
+extern "C" int kokkossketch_openblas_get_parallel(void) __asm__("openblas_get_parallel")
+    __attribute__((weak));
+extern "C" int kokkossketch_openblas_get_num_threads(void) __asm__("openblas_get_num_threads")
+    __attribute__((weak));
+extern "C" void kokkossketch_openblas_set_num_threads(int) __asm__("openblas_set_num_threads")
+    __attribute__((weak));
+#endif
 
 #include <cstdint>
 #include <type_traits>
@@ -86,6 +101,57 @@ inline void host_dense_tile(std::int64_t k, std::int64_t D, std::size_t bytes,
   }
   if (nb > D) nb = D;
 }
+
+/// \brief Scope in which OpenBLAS's pthread build runs its routines on the calling thread.
+///
+/// The blocked projection calls GEMM from every thread of a parallel region. MKL and
+/// OpenBLAS's OpenMP build then run each call on its calling thread; OpenBLAS's pthread
+/// build (Debian's default) would hand calls above its size threshold to its own thread
+/// pool, and concurrent callers then contend for the pool (measured here: 5-15x slower than
+/// one thread). While one such scope is alive (nesting and concurrent scopes share one
+/// count), OpenBLAS's pthread build is set to one thread, and the previous count is restored
+/// when the last scope ends. No effect with any other BLAS. Other threads of the process
+/// that call OpenBLAS meanwhile also run on one thread.
+class OpenBlasSequential {
+ public:
+  OpenBlasSequential() {
+#if defined(KOKKOSSKETCH_HAVE_OPENBLAS_HOOKS)
+    if (!kokkossketch_openblas_get_parallel || !kokkossketch_openblas_get_num_threads ||
+        !kokkossketch_openblas_set_num_threads || kokkossketch_openblas_get_parallel() != 1)
+      return;
+    std::lock_guard<std::mutex> lock(mutex());
+    if (count()++ == 0) {
+      saved() = kokkossketch_openblas_get_num_threads();
+      if (saved() > 1) kokkossketch_openblas_set_num_threads(1);
+    }
+    m_active = true;
+#endif
+  }
+  ~OpenBlasSequential() {
+#if defined(KOKKOSSKETCH_HAVE_OPENBLAS_HOOKS)
+    if (!m_active) return;
+    std::lock_guard<std::mutex> lock(mutex());
+    if (--count() == 0 && saved() > 1) kokkossketch_openblas_set_num_threads(saved());
+#endif
+  }
+  OpenBlasSequential(const OpenBlasSequential&) = delete;
+  OpenBlasSequential& operator=(const OpenBlasSequential&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& count() {
+    static int c = 0;
+    return c;
+  }
+  static int& saved() {
+    static int n = 0;
+    return n;
+  }
+  bool m_active = false;
+};
 
 /// Y = S A, S dense, on OpenMP: blocked generation + host BLAS GEMM where A and Y allow it,
 /// the generic kernel otherwise (see the file comment).
@@ -153,6 +219,10 @@ struct DenseProjectApply<Kokkos::OpenMP, AView, YView> {
       const int ldy = int(std::max<std::int64_t>(1, y_left ? Y.stride(1) : Y.stride(0)));
       using range_t = Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::Schedule<Kokkos::Dynamic>,
                                           Kokkos::IndexType<std::int64_t>>;
+      // GEMMs on the calling threads (see OpenBlasSequential); with one thread, the BLAS
+      // keeps its own threads.
+      std::unique_ptr<OpenBlasSequential> sequential_blas;
+      if (token.size() > 1) sequential_blas.reset(new OpenBlasSequential());
       // Every work item (a block of kb rows of S and Y) walks all of D: no barrier inside,
       // each row of Y written by one thread, in the same order for any thread count.
       Kokkos::parallel_for(
