@@ -39,7 +39,7 @@
 #include <impl/KokkosSketch_DenseBlock_impl.hpp>
 #include <impl/KokkosSketch_DenseProject_impl.hpp>
 
-#include <Kokkos_UniqueToken.hpp>
+#include <Kokkos_Core.hpp>
 #if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
 #include <KokkosBlas_Host_tpl.hpp>
 #endif
