@@ -5,26 +5,28 @@
 /// RandBLAS shape), accumulating over the tiles of a row block.
 ///
 /// The generic kernel draws every entry inside the product and sums it with a scalar loop;
-/// on a CPU that is bound by the per-entry work, not by the flops. Here, for each tile of
-/// `tile_rows` x `tile_cols` entries of S (columns outer, rows inner, so that the tile's
-/// rows of A stay in cache across the row blocks):
-/// 1. the instance's threads fill the tile with Impl::dense_fill_row (vectorized Philox, the
-///    operator's own transforms: the same entries bit for bit as DenseOp::entry), row
-///    segments of 256 columns spread over the threads;
-/// 2. KokkosBlas::gemm (host BLAS: OpenBLAS, MKL, ...) computes
-///    Y[rows] = scale * tile * A[cols] + beta * Y[rows], beta = 0 on the first column block
-///    and 1 after it.
-/// The result depends on the tile shape (the order of the sums), which depends on k, D and
-/// the scalar type only: not on the thread count. It differs from the generic kernel's by
+/// on a CPU that is bound by the per-entry work, not by the flops. Here the rows of S are
+/// cut into blocks of `kb` rows, one work item each, in one parallel region (dynamic
+/// schedule, no barrier inside). An item walks the columns in tiles of `nb`:
+/// 1. it fills its private kb x nb tile (row-major) with Impl::dense_fill_row (vectorized
+///    Philox, the operator's own transforms: the same entries bit for bit as
+///    DenseOp::entry), raw entries;
+/// 2. the host BLAS GEMM (KokkosBlas::Impl::HostBlas, what KokkosBlas::gemm's TPL path calls;
+///    OpenBLAS, MKL, ...) computes Y[rows] = scale * tile * A[cols] + beta * Y[rows], beta = 0
+///    on the first tile and 1 after it, on the item's thread (Impl::OpenBlasSequential keeps
+///    OpenBLAS's pthread build off its own pool meanwhile).
+/// Each row of Y is written by one item, so the result depends on (kb, nb) (the order of the
+/// sums) and on the BLAS, not on the scheduling; (kb, nb) depend on k, D, the scalar type and
+/// the thread count (Impl::host_dense_tile). It differs from the generic kernel's by
 /// rounding (the Serial space keeps the generic kernel, the reference of the tests).
 ///
-/// Used when A and Y hold the same scalar (float or double) and share a layout (LayoutLeft
-/// or LayoutRight: the layouts of the host BLAS GEMM); other cases run the generic kernel.
-/// The call is synchronous on the host: it fences the instance before each GEMM (the BLAS
-/// runs on the calling thread, after the tile's kernel); this is the host BLAS's contract,
-/// as in the host DenseLA backend.
+/// Used when A and Y hold the same scalar (float or double), each LayoutLeft or LayoutRight
+/// (a LayoutRight matrix is handed to BLAS as the column-major matrix of its transpose), a
+/// host BLAS is enabled in Kokkos Kernels and the extents fit BLAS's 32-bit integers; other
+/// cases run the generic kernel. Like every OpenMP kernel, the call returns when Y is
+/// written; it has no fence.
 ///
-/// Cost model and tile sizes: docs/projection/dense_project.md; measurements:
+/// Cost model and tile sizes: docs/projection/project.md (Cost); design and measurements:
 /// backends/openmp/DevNotes_DenseProject.md.
 #ifndef KOKKOSSKETCH_OPENMP_DENSEPROJECT_HPP
 #define KOKKOSSKETCH_OPENMP_DENSEPROJECT_HPP
