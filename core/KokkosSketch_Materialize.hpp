@@ -18,26 +18,47 @@
 #include <KokkosSketch_SparseOp.hpp>
 #include <KokkosSketch_Traits.hpp>
 #include <impl/KokkosSketch_CountSketchBuckets_impl.hpp>
+#include <impl/KokkosSketch_DenseBlock_impl.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace KokkosSketch {
 namespace Impl {
 
-/// Writes scale() * entry(i, j) of a dense operator into M (rows() x cols()).
+/// Writes scale() * entry(i, j) of a dense operator into M (rows() x cols()). On host spaces
+/// with a LayoutRight M, row segments are generated block by block (Impl::dense_fill_row:
+/// vectorized Philox, every word of a block used; the same bits); elsewhere entry by entry.
 template <class ExecSpace, class MView>
 void materialize_dense(const ExecSpace& space, const DenseOp& S, const MView& M) {
   using value_t = typename MView::non_const_value_type;
-  using policy_t =
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
   const double scale = S.scale();
-  Kokkos::parallel_for(
-      "KokkosSketch::materialize[dense]", policy_t(space, {0, 0}, {S.rows(), S.cols()}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { M(i, j) = value_t(scale * S.entry(i, j)); });
+  if constexpr (is_host_space_v<ExecSpace> &&
+                std::is_same<typename MView::array_layout, Kokkos::LayoutRight>::value &&
+                (std::is_same<value_t, float>::value || std::is_same<value_t, double>::value)) {
+    constexpr std::int64_t seg = 4096;  // columns per work item (a multiple of 128)
+    const std::int64_t n = S.cols(), nseg = (n + seg - 1) / seg;
+    const RademacherTable<value_t> signs(scale);  // captured by value (8 or 16 KiB)
+    Kokkos::parallel_for(
+        "KokkosSketch::materialize[dense:blocks]",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, S.rows() * nseg),
+        [=](std::int64_t q) {
+          const std::int64_t i = q / nseg, c = (q % nseg) * seg;
+          dense_fill_row(S, i, c, n - c < seg ? n - c : seg, &M(i, c), scale, &signs);
+        });
+  } else {
+    using policy_t =
+        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+    Kokkos::parallel_for(
+        "KokkosSketch::materialize[dense]", policy_t(space, {0, 0}, {S.rows(), S.cols()}),
+        KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) {
+          M(i, j) = value_t(scale * S.entry(i, j));
+        });
+  }
 }
 
 /// Number of nonzeros in each row of S, into counts(0 .. rows-1).

@@ -6,12 +6,23 @@
 //                   LayoutRight;
 //   cusparse_spmm   (Cuda only) the same product by cusparseSpMM (CUSPARSE_SPMM_CSR_ALG2) on
 //                   the materialized CSR S: the vendor baseline;
-//   dense_project   Y = S A, S dense Rademacher.
+//   dense_project   Y = S A, S dense Rademacher (dense_project_gaussian: Gaussian S);
+//   dense_project_floor (dense_project_gaussian_floor)  the floor of a CPU dense projection,
+//                   as RandBLAS shapes it: generate all of S into a preallocated View
+//                   (Impl::materialize_dense, the host's blocked generator) + one BLAS GEMM
+//                   (KokkosBlas::gemm) of the same sizes, so one run gives dense_project's
+//                   ratio to it (registered where S fits in 4 GiB);
+//   dense_project_generic (dense_project_gaussian_generic)  the generic TeamPolicy kernel on
+//                   a host space with a specialization (OpenMP), which the specialization
+//                   must beat.
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full. Repetitions and minimum time per
 // repetition can be overridden by KOKKOSSKETCH_BENCH_REPETITIONS and
 // KOKKOSSKETCH_BENCH_MIN_TIME (seconds).
 #include <KokkosSketch_BenchmarkContext.hpp>
+#include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Project.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
 
 #ifdef KOKKOS_ENABLE_CUDA
 #include "PerfTest_Project_cusparse.hpp"
@@ -20,6 +31,7 @@
 #include <benchmark/benchmark.h>
 
 #include <Kokkos_Core.hpp>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -39,6 +51,7 @@ using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory
 
 struct ProjSize {
   std::int64_t D, k, b;
+  DenseEntries entries = DenseEntries::rademacher;  ///< law of a dense S
 };
 
 /// What one execution space runs in one size set.
@@ -66,6 +79,7 @@ Plan make_plan(SizeSet sizes) {
     // Whole suite (Serial + OpenMP) in well under 3 minutes on two CPU cores.
     for (std::int64_t b : {1, 8, 32}) p.sparse.push_back({1000000, 1024, b});
     p.dense.push_back({100000, 256, 32});
+    p.dense.push_back({100000, 256, 32, DenseEntries::gaussian});
     p.copy_floats = std::int64_t(1) << 25;  // 128 MiB per View
     p.min_time = 0.1;
     p.repetitions = 3;
@@ -111,6 +125,30 @@ void set_size_counters(benchmark::State& state, const ProjSize& s) {
   state.counters["b"] = double(s.b);
 }
 
+/// max |Y1 - Y2| / max |Y2| over all entries (host copies).
+template <class Space>
+double dense_rel_diff(const Matrix<Space>& Y1, const Matrix<Space>& Y2) {
+  const auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y1);
+  const auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y2);
+  double diff = 0.0, ref = 0.0;
+  for (std::size_t i = 0; i < h1.extent(0); ++i)
+    for (std::size_t j = 0; j < h1.extent(1); ++j) {
+      const double d = std::abs(double(h1(i, j)) - double(h2(i, j)));
+      diff = d > diff ? d : diff;
+      ref = std::abs(double(h2(i, j))) > ref ? std::abs(double(h2(i, j))) : ref;
+    }
+  return ref > 0.0 ? diff / ref : diff;
+}
+
+void set_dense_counters(benchmark::State& state, const ProjSize& s, double secs) {
+  // flops = 2 k D b; bytes = (D b + k b) * sizeof(float): A read once, Y written once
+  // (the traffic floor; the kernel's reuse of A is from cache).
+  const double a_bytes = double(s.D) * double(s.b) * sizeof(float);
+  set_rates(state, secs, a_bytes + double(s.k) * double(s.b) * sizeof(float),
+            2.0 * double(s.k) * double(s.D) * double(s.b), a_bytes);
+  set_size_counters(state, s);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Inputs, cached across the runs of one benchmark and neighbouring benchmarks of one size.
 
@@ -149,7 +187,7 @@ DenseOp make_dense_op(const ProjSize& s) {
   DenseDist dist;
   dist.n_rows = s.k;
   dist.n_cols = s.D;
-  dist.entries = DenseEntries::rademacher;
+  dist.entries = s.entries;
   return DenseOp(dist, RNGState(s_seed));
 }
 
@@ -254,12 +292,62 @@ void bench_dense(benchmark::State& state, const std::string& name, const Space& 
     opts.check_finite = false;
     const double secs =
         time_manual(state, name, space, [&] { dense_project(space, S, in.A, in.Y, opts); });
-    // flops = 2 k D b; bytes = (D b + k b) * sizeof(float): A read once, Y written once
-    // (the traffic floor; the kernel's reuse of A is from cache).
-    const double a_bytes = double(s.D) * double(s.b) * sizeof(float);
-    set_rates(state, secs, a_bytes + double(s.k) * double(s.b) * sizeof(float),
-              2.0 * double(s.k) * double(s.D) * double(s.b), a_bytes);
-    set_size_counters(state, s);
+    set_dense_counters(state, s, secs);
+  });
+}
+
+/// The generic kernel on a space with a dense specialization (see the file comment).
+template <class Space>
+void bench_dense_generic(benchmark::State& state, const std::string& name, const Space& space,
+                         const ProjSize& s) {
+  guarded(state, [&] {
+    auto& in = project_inputs(space, s);
+    const DenseOp S = make_dense_op(s);
+    using a_t = Impl::unmanaged_input_t<Matrix<Space>>;
+    using y_t = Impl::unmanaged_output_t<Matrix<Space>>;
+    const double secs = time_manual(state, name, space, [&] {
+      Impl::DenseProjectGeneric<Space, a_t, y_t>::apply(space, S, a_t(in.A), y_t(in.Y));
+    });
+    set_dense_counters(state, s, secs);
+  });
+}
+
+/// The floor: generate S whole (preallocated) + one KokkosBlas::gemm; checks Y against
+/// dense_project.
+template <class Space>
+void bench_dense_floor(benchmark::State& state, const std::string& name, const Space& space,
+                       const ProjSize& s) {
+  guarded(state, [&] {
+    auto& in = project_inputs(space, s);
+    const DenseOp S = make_dense_op(s);
+    const std::string key = std::string(space.name()) + "/dense_S/D:" + std::to_string(s.D) +
+                            "/k:" + std::to_string(s.k);
+    auto& M = cache(1).get<Matrix<Space>>(key, [&] {
+      return Matrix<Space>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::perf::S"), s.k,
+          s.D);
+    });
+    const double secs = time_manual(state, name, space, [&] {
+      Impl::materialize_dense(space, S, M);
+      if constexpr (Impl::kokkosblas_takes_space) {
+        KokkosBlas::gemm(space, "N", "N", 1.0f, M, in.A, 0.0f, in.Y);
+      } else {
+        space.fence();
+        KokkosBlas::gemm("N", "N", 1.0f, M, in.A, 0.0f, in.Y);
+      }
+    });
+    Matrix<Space> Y2(Kokkos::view_alloc(space, "KokkosSketch::perf::Y_check"), s.k, s.b);
+    ProjectOptions opts;
+    opts.check_finite = false;
+    dense_project(space, S, in.A, Y2, opts);
+    space.fence();
+    const double rel = dense_rel_diff<Space>(in.Y, Y2);
+    state.counters["max_rel_diff"] = rel;
+    if (!(rel < 1e-3)) {
+      state.SkipWithError("the floor and dense_project disagree (max_rel_diff >= 1e-3)");
+      return;
+    }
+    set_dense_counters(state, s, secs);
   });
 }
 
@@ -343,10 +431,29 @@ void register_space(const Space& space, SizeSet sizes) {
 #endif
   }
   for (const ProjSize& s : plan.dense) {
-    const std::string name = bench_name("dense_project", sp, {{"D", s.D}, {"k", s.k}, {"b", s.b}});
+    const std::vector<std::pair<std::string, std::int64_t>> args = {
+        {"D", s.D}, {"k", s.k}, {"b", s.b}};
+    const std::string base =
+        s.entries == DenseEntries::gaussian ? "dense_project_gaussian" : "dense_project";
+    const std::string name = bench_name(base, sp, args);
     configure(benchmark::RegisterBenchmark(
                   name.c_str(), [=](benchmark::State& st) { bench_dense(st, name, space, s); }),
               plan.min_time, plan.dense_repetitions);
+    if (double(s.k) * double(s.D) * sizeof(float) <= double(std::int64_t(4) << 30)) {
+      const std::string fname = bench_name(base + "_floor", sp, args);
+      configure(benchmark::RegisterBenchmark(
+                    fname.c_str(),
+                    [=](benchmark::State& st) { bench_dense_floor(st, fname, space, s); }),
+                plan.min_time, plan.dense_repetitions);
+    }
+    if constexpr (Impl::is_host_space_v<Space> &&
+                  Impl::dense_project_backend_available_v<Space, Matrix<Space>, Matrix<Space>>) {
+      const std::string gname = bench_name(base + "_generic", sp, args);
+      configure(benchmark::RegisterBenchmark(
+                    gname.c_str(),
+                    [=](benchmark::State& st) { bench_dense_generic(st, gname, space, s); }),
+                plan.min_time, plan.dense_repetitions);
+    }
   }
 }
 

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Perf suite of the Gaussian sketch, registered once per enabled execution space:
 //   gaussian_sketch_dense  Y = S A, A n x d float LayoutRight (dense_project path);
+//   gaussian_sketch_dense_floor  generate all of S into a preallocated View
+//                          (Impl::materialize_dense) + one KokkosBlas::gemm of the same sizes:
+//                          the RandBLAS-shaped floor the dense call is compared with in the
+//                          same run (where S fits in 4 GiB);
 //   gaussian_sketch_crs    Y = S A, A an n x d CrsMatrix (float, int, int) with `nnz_row`
 //                          nonzeros per row at distinct columns (the DenseTimesCrsGeneric
 //                          kernel), as users call it: with the CSR validation (default);
@@ -16,6 +20,9 @@
 
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_GaussianSketch.hpp>
+#include <KokkosSketch_Materialize.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -100,11 +107,12 @@ GsInputs<Space>& gs_inputs(const Space& space, const GsSize& s) {
   });
 }
 
-/// What a CRS benchmark times.
+/// What a benchmark times.
 enum class GsCrsRun {
   call,        ///< gaussian_sketch with the default CSR validation
   novalidate,  ///< gaussian_sketch with validate_crs = false
-  validate     ///< Impl::validate_crs alone
+  validate,    ///< Impl::validate_crs alone
+  floor        ///< (dense A) materialize S + one GEMM
 };
 
 template <class Space>
@@ -117,7 +125,24 @@ void bench_gaussian_sketch(benchmark::State& state, const std::string& name, con
     opts.check_finite = false;  // keep the finite check out of the timed region
     opts.validate_crs = run != GsCrsRun::novalidate;
     double secs = 0.0;
-    if (s.nnz_row == 0)
+    if (s.nnz_row == 0 && run == GsCrsRun::floor) {
+      const std::string key = std::string(space.name()) + "/gaussian_S/n:" + std::to_string(s.n) +
+                              "/p:" + std::to_string(s.p);
+      auto& M = cache(1).get<GsDense<Space>>(key, [&] {
+        return GsDense<Space>(
+            Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::perf::S"), s.p,
+            s.n);
+      });
+      secs = time_manual(state, name, space, [&] {
+        Impl::materialize_dense(space, S.dense_op(), M);
+        if constexpr (Impl::kokkosblas_takes_space) {
+          KokkosBlas::gemm(space, "N", "N", 1.0f, M, in.A, 0.0f, in.Y);
+        } else {
+          space.fence();
+          KokkosBlas::gemm("N", "N", 1.0f, M, in.A, 0.0f, in.Y);
+        }
+      });
+    } else if (s.nnz_row == 0)
       secs = time_manual(state, name, space, [&] { gaussian_sketch(space, S, in.A, in.Y, opts); });
     else if (run == GsCrsRun::validate)
       secs = time_manual(state, name, space,
@@ -151,6 +176,8 @@ void register_gs_space(const Space& space, SizeSet sizes) {
     if (s.nnz_row > 0) args.push_back({"nnz_row", s.nnz_row});
     std::vector<std::pair<const char*, GsCrsRun>> runs = {
         {s.nnz_row == 0 ? "gaussian_sketch_dense" : "gaussian_sketch_crs", GsCrsRun::call}};
+    if (s.nnz_row == 0 && double(s.p) * double(s.n) * 4.0 <= double(std::int64_t(4) << 30))
+      runs.push_back({"gaussian_sketch_dense_floor", GsCrsRun::floor});
     if (s.nnz_row > 0) {
       runs.push_back({"gaussian_sketch_crs_novalidate", GsCrsRun::novalidate});
       runs.push_back({"validate_crs", GsCrsRun::validate});

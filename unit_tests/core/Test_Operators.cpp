@@ -452,6 +452,124 @@ TYPED_TEST(OperatorsTest, DenseSubmatrixIsASliceOfTheOperator) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Blocked generation (Impl::dense_fill_row: the host materialization and the OpenMP dense
+// projection) against the entry-by-entry definition, bit for bit
+// ---------------------------------------------------------------------------------------------
+
+/// Operators whose blocks start anywhere: a wrapping counter, unaligned submatrix offsets
+/// (inside and across Rademacher blocks of 128 and the 4-entry blocks), a column offset past
+/// 2^32, odd extents.
+std::vector<DenseOp> block_test_operators(DenseEntries e) {
+  const std::int64_t two32 = std::int64_t(1) << 32;
+  const DenseOp S(DenseDist{19, 777, e, Scaling::isometric}, wrapping_state());
+  const DenseOp raw(DenseDist{7, 3001, e, Scaling::unscaled}, RNGState(77));
+  const DenseOp wide(DenseDist{5, 2 * two32, e, Scaling::unscaled}, RNGState(12));
+  return {S,
+          S.submatrix(2, 130, 11, 500),
+          S.submatrix(0, 1, 19, 775),
+          S.submatrix(3, 127, 2, 3),
+          raw,
+          raw.submatrix(1, 255, 5, 2745),
+          wide.submatrix(1, two32 + 5, 3, 300),
+          wide.submatrix(0, two32 - 3, 2, 4099)};
+}
+
+/// Row segments [j0, j0 + n) that start and end on and off the block boundaries.
+std::vector<std::pair<std::int64_t, std::int64_t>> block_test_segments(std::int64_t cols) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out = {{0, cols}};
+  const std::pair<std::int64_t, std::int64_t> more[] = {
+      {1, cols - 2}, {3, 1}, {127, 130}, {128, 128}, {2, 70}, {cols - 1, 1}, {5, cols - 9}};
+  for (const auto& s : more)
+    if (s.first >= 0 && s.second > 0 && s.first + s.second <= cols) out.push_back(s);
+  return out;
+}
+
+template <class T>
+void check_fill_row_bits(DenseEntries e, double scale_factor) {
+  std::size_t checked = 0;
+  for (const DenseOp& op : block_test_operators(e)) {
+    const double scale = scale_factor * op.scale();
+    const Impl::RademacherTable<T> signs(scale);
+    std::size_t bad = 0;
+    for (std::int64_t i = 0; i < op.rows(); ++i) {
+      for (const auto& sg : block_test_segments(op.cols())) {
+        std::vector<T> got(std::size_t(sg.second) + 1, T(-7));
+        Impl::dense_fill_row(op, i, sg.first, sg.second, got.data(), scale, &signs);
+        for (std::int64_t c = 0; c < sg.second; ++c) {
+          const T want = T(scale * op.entry(i, sg.first + c));
+          ++checked;
+          if (std::memcmp(&got[std::size_t(c)], &want, sizeof(T)) != 0 && bad++ < 5)
+            ADD_FAILURE() << entries_name(e) << " " << sizeof(T) * 8 << "-bit, operator "
+                          << op.rows() << " x " << op.cols() << " at (" << op.row_offset()
+                          << ", " << op.col_offset() << "), row " << i << ", segment ("
+                          << sg.first << ", " << sg.second << "), column " << c << ": got "
+                          << got[std::size_t(c)] << " want " << want;
+        }
+        EXPECT_EQ(got[std::size_t(sg.second)], T(-7)) << "wrote past the segment";
+      }
+    }
+    EXPECT_EQ(bad, 0u) << entries_name(e);
+  }
+  EXPECT_GT(checked, 100000u);  // the comparison is not vacuous
+}
+
+TEST(DenseBlock, FillRowIsTheEntryDefinitionBitForBit) {
+  for (const DenseEntries e : all_entries) {
+    check_fill_row_bits<float>(e, 1.0);  // materialize's values (the operator's scale)
+    check_fill_row_bits<double>(e, 1.0);
+    check_fill_row_bits<float>(e, 0.0);  // (scale 0: every value +-0)
+  }
+  // Raw entries (scale 1), as the OpenMP dense projection fills its tiles.
+  for (const DenseEntries e : all_entries) {
+    const DenseOp S(DenseDist{3, 1000, e, Scaling::unscaled}, RNGState(5));
+    const Impl::RademacherTable<float> signs(1.0);
+    std::vector<float> got(1000);
+    Impl::dense_fill_row(S, 2, 0, 1000, got.data(), 1.0, &signs);
+    for (std::int64_t j = 0; j < 1000; ++j) EXPECT_EQ(got[std::size_t(j)], float(S.entry(2, j)));
+  }
+}
+
+TEST(DenseBlock, PhiloxLanesArePhilox) {
+  std::uint32_t x[4][Impl::kPhiloxLanes];
+  PhiloxCounter c[Impl::kPhiloxLanes];
+  const PhiloxKey key{{0xdeadbeefu, 0x01234567u}};
+  for (int l = 0; l < Impl::kPhiloxLanes; ++l) {
+    c[l] = PhiloxCounter{{0xffffffffu - std::uint32_t(l), std::uint32_t(l) * 2654435761u,
+                          0x80000000u + std::uint32_t(l), 7u}};
+    for (int w = 0; w < 4; ++w) x[w][l] = c[l].v[w];
+  }
+  Impl::philox4x32_10_lanes(x, key);
+  for (int l = 0; l < Impl::kPhiloxLanes; ++l) {
+    const PhiloxCounter want = philox4x32_10(c[l], key);
+    for (int w = 0; w < 4; ++w) EXPECT_EQ(x[w][l], want.v[w]) << "lane " << l << " word " << w;
+  }
+}
+
+TYPED_TEST(OperatorsTest, DenseMaterializeIsTheEntryDefinition) {
+  using Space = TypeParam;
+  for (const DenseEntries e : all_entries) {
+    for (const DenseOp& op : block_test_operators(e)) {
+      const auto gotd = TestUtil::to_host(materialize<double>(Space(), op));
+      const auto gotf = TestUtil::to_host(materialize<float>(Space(), op));
+      std::vector<double> wantd, gotf_d, wantf;
+      for (std::int64_t i = 0; i < op.rows(); ++i)
+        for (std::int64_t j = 0; j < op.cols(); ++j) {
+          wantd.push_back(op.scale() * op.entry(i, j));
+          wantf.push_back(double(float(op.scale() * op.entry(i, j))));
+        }
+      for (const auto v : gotf) gotf_d.push_back(double(v));
+      if (e == DenseEntries::gaussian && !Impl::is_host_space_v<Space>) {
+        // Device libm may differ from the host's in the last bits.
+        EXPECT_TRUE(within_ulps(gotd, wantd, 4)) << entries_name(e);
+      } else {
+        EXPECT_TRUE(identical(gotd, wantd, std::size_t(op.cols()))) << entries_name(e);
+        EXPECT_TRUE(identical(gotf_d, wantf, std::size_t(op.cols()))) << entries_name(e);
+      }
+    }
+  }
+}
+
 TYPED_TEST(OperatorsTest, SparseSubmatrixIsASliceOfTheOperator) {
   using Space = TypeParam;
   for (const double p : {0.0, 0.3}) {

@@ -204,7 +204,10 @@ TYPED_TEST(GaussianSketchTest, DefaultInstanceOverloadAndAsync) {
   using Space = TypeParam;
   const HostMatrix A = TestUtil::sparse_random_matrix(200, 4, 0.5, 1);
   const GaussianSketchOp S(GaussianSketchDist{8, 200}, RNGState(3));
-  using yv = Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space>;
+  // Y's execution space is Space, so that the overloads without an instance run on Space's
+  // default instance (a HostSpace View would run on OpenMP, whose dense kernel sums in
+  // another order than Serial's).
+  using yv = Kokkos::View<double**, Kokkos::LayoutRight, Space>;
   yv Y1("Y1", 8, 4), Y2("Y2", 8, 4), Y3("Y3", 8, 4), Y4("Y4", 8, 4);
   const auto Ad = TestUtil::to_view<Kokkos::LayoutRight, Space>(A);
   const auto Ac = TestUtil::to_crs<Space>(A);

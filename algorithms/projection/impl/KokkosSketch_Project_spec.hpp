@@ -79,4 +79,8 @@ struct OperatorApply<SparseOp> {
 #include <KokkosSketch_Cuda_DenseProject.hpp>
 #endif
 
+#if defined(KOKKOS_ENABLE_OPENMP)
+#include <KokkosSketch_OpenMP_DenseProject.hpp>
+#endif
+
 #endif
