@@ -104,8 +104,10 @@ struct ImplicitALSOptions {
   /// Seed of the initial factors (Philox4x32-10): the same seed gives the same initial
   /// factors on every backend, bit for bit.
   std::uint64_t seed = 0;
-  /// How the CG steps form the dense term (per row, or one GEMM per step for all rows).
-  ALSDenseTerm dense_term = ALSDenseTerm::per_row;
+  /// How the CG steps form the dense term (per row, or one GEMM per step for all rows); the
+  /// default picks by backend and factor count (ALSDenseTerm::automatic: on CUDA the lockstep
+  /// kernels, 5.5x faster than the per-row ones at 256 factors, run H100-18).
+  ALSDenseTerm dense_term = ALSDenseTerm::automatic;
   /// Validate the interaction matrix (CSR structure, values finite and >= 0) before using it.
   /// The check returns a verdict to the host, so it waits for the plan's instance.
   bool validate = true;
