@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Distributed.hpp
 /// \brief The distributed layer (MPI) in one include: row-distributed matrices and the
-/// algorithms on them (namespace KokkosSketch::Distributed, docs/distributed.md). Only in a
-/// build configured with -DKokkosSketch_ENABLE_MPI=ON; the umbrella KokkosSketch.hpp
+/// algorithms on them (namespace KokkosSketch::Distributed, docs/distributed/distributed.md). Only
+/// in a build configured with -DKokkosSketch_ENABLE_MPI=ON; the umbrella KokkosSketch.hpp
 /// includes it there.
 #ifndef KOKKOSSKETCH_DISTRIBUTED_HPP
 #define KOKKOSSKETCH_DISTRIBUTED_HPP

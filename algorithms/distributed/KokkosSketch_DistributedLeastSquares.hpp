@@ -57,8 +57,8 @@ namespace Distributed {
 ///   bad options, k <= d, a rank-deficient sketch, NaN/Inf in the residual, or a failure on
 ///   any rank.
 ///
-/// Cost per rank: the distributed sketch of A and of b (docs/distributed.md), the QR of the
-/// k x (d + 1) sketch (replicated), 2 n_r d flops for the local residual, and one allreduce
+/// Cost per rank: the distributed sketch of A and of b (docs/distributed/distributed.md), the QR of
+/// the k x (d + 1) sketch (replicated), 2 n_r d flops for the local residual, and one allreduce
 /// of 8 bytes.
 template <class ExecSpace, class AView, class BView, class XView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&

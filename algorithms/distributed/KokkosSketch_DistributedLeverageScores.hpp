@@ -58,8 +58,8 @@ namespace Distributed {
 ///   local row count (on any rank), scores overlapping A.local(), bad options, NaN/Inf in A
 ///   on any rank, a rank-deficient sketch after the retries, or a failure on any rank.
 ///
-/// Cost per rank: the distributed sketch (docs/distributed.md), the QR of the k1 x d sketch
-/// and the d x k2 solve (replicated), and 2 n_r d k2 flops for its scores.
+/// Cost per rank: the distributed sketch (docs/distributed/distributed.md), the QR of the k1 x d
+/// sketch and the d x k2 solve (replicated), and 2 n_r d k2 flops for its scores.
 template <class ExecSpace, class AView, class SView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                Kokkos::is_view<AView>::value,

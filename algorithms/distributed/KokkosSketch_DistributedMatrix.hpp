@@ -45,7 +45,7 @@ std::pair<std::int64_t, std::int64_t> local_extents(const T& a) {
 
 /// \brief The distributed layer (optional, -DKokkosSketch_ENABLE_MPI=ON): matrices spread
 /// over MPI ranks by rows, and the algorithms on them, whose results do not depend on the
-/// number of ranks (docs/distributed.md).
+/// number of ranks (docs/distributed/distributed.md).
 namespace Distributed {
 
 /// \brief An n x d matrix A spread over the ranks of a communicator by rows: rank r holds

@@ -22,7 +22,7 @@ enum class Reduction {
   /// The result does not depend on the number of ranks or on the row split, bit for bit:
   /// partials over fixed global row blocks of DistributedOptions::block_rows rows (rows of a
   /// block that straddles ranks are sent to the rank holding its first row), summed exactly
-  /// in fixed-point integer digits and rounded once (docs/distributed.md).
+  /// in fixed-point integer digits and rounded once (docs/distributed/distributed.md).
   reproducible,
   /// Each rank sketches its own rows and the partials are summed by one MPI_Allreduce of the
   /// scalars: the cheapest, but the bits depend on the rank count, the split and the MPI

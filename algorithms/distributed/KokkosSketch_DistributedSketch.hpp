@@ -3,7 +3,8 @@
 /// \brief Sketches and projections Y = S A of a row-distributed A
 /// (Distributed::RowDistributedMatrix): Gaussian sketch, CountSketch, dense and sparse
 /// projection. Every rank receives all of Y; with the default reproducible reduction, Y is
-/// the same bit for bit for any number of ranks and any row split (docs/distributed.md).
+/// the same bit for bit for any number of ranks and any row split
+/// (docs/distributed/distributed.md).
 ///
 /// The operator S (k x n) is a pure function of its RNG state and global indices, so every
 /// rank applies the columns of S that match rows it holds, with no communication but the
@@ -64,7 +65,8 @@ namespace Distributed {
 ///   when the work fails on any rank, and (check_finite) on NaN/Inf in Y.
 ///
 /// Cost per rank: the single-process cost on its rows (reproducible: the rows of the blocks
-/// it owns, fewer than its rows + block_rows), and the communication of docs/distributed.md.
+/// it owns, fewer than its rows + block_rows), and the communication of
+/// docs/distributed/distributed.md.
 template <class ExecSpace, class AView, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                Kokkos::is_view<AView>::value,

@@ -2,7 +2,7 @@
 /// \file KokkosSketch_DistributedSketch_impl.hpp
 /// \brief Impl::distributed_sketch: Y = S A for a row-distributed A, through any
 /// single-process sketch entry point applied to column blocks S[:, rows] of the operator,
-/// with the reproducible or the plain reduction (docs/distributed.md).
+/// with the reproducible or the plain reduction (docs/distributed/distributed.md).
 #ifndef KOKKOSSKETCH_DISTRIBUTEDSKETCH_IMPL_HPP
 #define KOKKOSSKETCH_DISTRIBUTEDSKETCH_IMPL_HPP
 

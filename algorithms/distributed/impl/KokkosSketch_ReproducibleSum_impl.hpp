@@ -3,7 +3,7 @@
 /// \brief The exact, order-free summation of the distributed layer: floating-point values
 /// turned into fixed-point integer digits relative to a shared exponent, summed as integers
 /// (associative: any order, any grouping, any number of ranks gives the same digits), and
-/// turned back into one floating-point value with one rounding (docs/distributed.md).
+/// turned back into one floating-point value with one rounding (docs/distributed/distributed.md).
 ///
 /// For one output entry with block partials p_1, ..., p_m (over every rank):
 /// - E = max_b e(p_b), e(x) the exponent with |x| < 2^e(x) (frexp's; -1022 for subnormals);
