@@ -55,7 +55,7 @@ namespace CudaConv {
 namespace {
 
 constexpr int R = 8;     // outputs per thread
-constexpr int TJ = 128;  // terms per stage
+constexpr int TJ = 256;  // terms per stage
 constexpr std::int64_t max_grid = 2147483647;
 
 /// Blocks per SM the tiled kernels ask the compiler to fit (__launch_bounds__): 1024 threads'
@@ -67,19 +67,55 @@ constexpr int min_blocks() {
   return (sizeof(T) == 4 ? 1024 : 512) / BLOCK;
 }
 
-/// Padded shared index: one word of padding per 32.
-__device__ __forceinline__ int pad(int x) { return x + (x >> 5); }
+/// v clamped to [0, hi] (hi an int).
+__device__ __forceinline__ int clamp_to(std::int64_t v, int hi) {
+  return v < 0 ? 0 : (v > hi ? hi : int(v));
+}
 
-/// Asynchronous copy of one 4- or 8-byte element global -> shared (plain copy before sm_80).
+/// Block t's split s = t mod splits, block u = (t / splits) mod blocks and row t / (splits
+/// blocks), in 32-bit arithmetic when the operands fit (a 64-bit division costs far more).
+__device__ __forceinline__ void split_index(std::int64_t t, std::int64_t splits,
+                                            std::int64_t blocks, std::int64_t& s,
+                                            std::int64_t& u, std::int64_t& row) {
+  if (t <= 0xffffffffll && splits * blocks <= 0xffffffffll) {
+    const unsigned t32 = unsigned(t), sp = unsigned(splits), bl = unsigned(blocks);
+    const unsigned ts = t32 / sp;
+    s = t32 - ts * sp;
+    u = ts % bl;
+    row = ts / bl;
+  } else {
+    s = t % splits;
+    u = (t / splits) % blocks;
+    row = t / (splits * blocks);
+  }
+}
+
+/// Padded shared index: 16 bytes of padding per 32 elements. A thread reads its R = 8
+/// window values as 16-byte vectors from an index that is a multiple of 8 (so a group never
+/// crosses a padding gap); threads R apart then fall in distinct banks in each quarter warp.
 template <class T>
-__device__ __forceinline__ void copy_async(T* dst, const T* src) {
+__device__ __forceinline__ int pad(int x) {
+  return x + (x >> 5) * int(16 / sizeof(T));
+}
+/// Elements of a padded tile of w values (one more group of padding for the last read).
+template <class T>
+__host__ __device__ constexpr int padded(int w) {
+  return w + (w / 32 + 1) * int(16 / sizeof(T));
+}
+
+/// Asynchronous copy of one 4- or 8-byte element global -> shared if `valid`, else a zero
+/// written in its place (src is not read then, but must be a valid address); a plain copy
+/// before sm_80.
+template <class T>
+__device__ __forceinline__ void copy_async_or_zero(T* dst, const T* src, bool valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src),
-               "n"(int(sizeof(T)))
+  const unsigned bytes = valid ? unsigned(sizeof(T)) : 0u;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src),
+               "n"(int(sizeof(T))), "r"(bytes)
                : "memory");
 #else
-  *dst = *src;
+  *dst = valid ? *src : T(0);
 #endif
 }
 __device__ __forceinline__ void commit_async() {
@@ -94,25 +130,85 @@ __device__ __forceinline__ void wait_async() {
 #endif
 }
 
-/// v[0..R) = s[0..R) from shared memory in 16-byte loads (s 16-byte aligned): a warp whose
-/// threads all read the same s gets it as a broadcast, R / 4 (float) or R / 2 (double) loads
-/// instead of R.
-__device__ __forceinline__ void load_run(float (&v)[R], const float* s) {
+/// v[OFF..OFF + R) = s[0..R) from shared memory in 16-byte loads (s 16-byte aligned): R / 4
+/// (float) or R / 2 (double) loads instead of R; a warp whose threads all read the same s gets
+/// it as a broadcast.
+template <int OFF, int N>
+__device__ __forceinline__ void load_run(float (&v)[N], const float* s) {
 #pragma unroll
   for (int x = 0; x < R; x += 4) {
     const float4 w = *reinterpret_cast<const float4*>(s + x);
-    v[x] = w.x;
-    v[x + 1] = w.y;
-    v[x + 2] = w.z;
-    v[x + 3] = w.w;
+    v[OFF + x] = w.x;
+    v[OFF + x + 1] = w.y;
+    v[OFF + x + 2] = w.z;
+    v[OFF + x + 3] = w.w;
   }
 }
-__device__ __forceinline__ void load_run(double (&v)[R], const double* s) {
+template <int OFF, int N>
+__device__ __forceinline__ void load_run(double (&v)[N], const double* s) {
 #pragma unroll
   for (int x = 0; x < R; x += 2) {
     const double2 w = *reinterpret_cast<const double2*>(s + x);
-    v[x] = w.x;
-    v[x + 1] = w.y;
+    v[OFF + x] = w.x;
+    v[OFF + x + 1] = w.y;
+  }
+}
+
+/// One step of R terms of the forward kernel: acc[c] += u[c - z + R - 1] q[z], the window u held
+/// as two halves (u[x] = lo_h[x] for x < R, hi_h[x - R] above).
+template <class T>
+__device__ __forceinline__ void step_plain(T (&acc)[R], const T (&lo_h)[R], const T (&hi_h)[R],
+                                           const T (&qv)[R]) {
+#pragma unroll
+  for (int z = 0; z < R; ++z) {
+#pragma unroll
+    for (int c = 0; c < R; ++c) {
+      const int x = c - z + R - 1;
+      acc[c] = fma(x < R ? lo_h[x] : hi_h[x - R], qv[z], acc[c]);
+    }
+  }
+}
+/// The same step in the split form: first the terms z <= c (in ascending z for each slot), then,
+/// if `swap`, every slot saves its sum to lo[c] and restarts, then the terms z > c. For each
+/// slot the terms still come in ascending z, so the sums round exactly as step_plain's. The
+/// swap step of a thread is the step whose first term is its first slot (i0 + R tid): there
+/// p's index i - j turns negative (wraps to i - j + m) exactly at z = c + 1.
+template <class T>
+__device__ __forceinline__ void step_split(T (&acc)[R], T (&lo)[R], const T (&lo_h)[R],
+                                           const T (&hi_h)[R], const T (&qv)[R], bool swap) {
+#pragma unroll
+  for (int z = 0; z < R; ++z) {
+#pragma unroll
+    for (int c = z; c < R; ++c) {
+      const int x = c - z + R - 1;
+      acc[c] = fma(x < R ? lo_h[x] : hi_h[x - R], qv[z], acc[c]);
+    }
+  }
+  if (swap) {
+#pragma unroll
+    for (int c = 0; c < R; ++c) {
+      lo[c] = acc[c];
+      acc[c] = T(0);
+    }
+  }
+#pragma unroll
+  for (int z = 1; z < R; ++z) {
+#pragma unroll
+    for (int c = 0; c < z; ++c) acc[c] = fma(lo_h[c - z + R - 1], qv[z], acc[c]);
+  }
+}
+
+/// One step of the correlation: acc[c] += a[z] u[c + z], u as two halves.
+template <class T>
+__device__ __forceinline__ void step_corr(T (&acc)[R], const T (&lo_h)[R], const T (&hi_h)[R],
+                                          const T (&av)[R]) {
+#pragma unroll
+  for (int z = 0; z < R; ++z) {
+#pragma unroll
+    for (int c = 0; c < R; ++c) {
+      const int x = c + z;
+      acc[c] = fma(av[z], x < R ? lo_h[x] : hi_h[x - R], acc[c]);
+    }
   }
 }
 
@@ -129,13 +225,11 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
                                                        std::int64_t block0, T* ws) {
   constexpr int TI = BLOCK * R;
   constexpr int W = TI + TJ - 1;
-  constexpr int PW = W + W / 32 + 1;
+  constexpr int PW = padded<T>(W + 1);
   __shared__ __align__(16) T ps[2][PW];
   __shared__ __align__(16) T qs[2][TJ];
-  const std::int64_t t = block0 + blockIdx.x;
-  const std::int64_t s = t % splits;
-  const std::int64_t ib = (t / splits) % slot_blocks;
-  const std::int64_t b = t / (splits * slot_blocks);
+  std::int64_t s, ib, b;
+  split_index(block0 + blockIdx.x, splits, slot_blocks, s, ib, b);
   const std::int64_t m = pr.m, n = pr.n;
   const std::int64_t i0 = ib * TI;
   const T* p = pr.p + b * pr.p_bs;
@@ -153,26 +247,27 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
 #pragma unroll
   for (int c = 0; c < R; ++c) acc[c] = lo[c] = T(0);
   const std::int64_t sw0 = i0 + R * tid + 1;  // slot c swaps at term sw0 + c
+  unsigned swapped = 0;  // bit c: slot c swapped in this split (full tiles swap all R at once)
 
+  // Tile element x holds p((i0 - j0 - (TJ - 1) + x) mod m), zero past m - 1 (the last slot
+  // block) and at x = W (the last window group's spare word); q's tile q(j0 + x), zero past n.
+  // The per-element work is 32-bit: the tile's bounds are turned into element ranges once.
   auto load = [&](int st, std::int64_t j0) {
-    const std::int64_t kmax = n - j0 < TJ ? n - j0 : TJ;
-    for (int x = tid; x < W; x += BLOCK) {
-      std::int64_t d = i0 - j0 - (TJ - 1) + x;
-      if (d < 0) d += m;
-      T* dst = &ps[st][pad(x)];
-      if (d >= 0 && d < m) {
-        copy_async(dst, p + d * pr.p_s);
-      } else {
-        *dst = T(0);
-      }
+    const std::int64_t dx = i0 - j0 - (TJ - 1);  // index of element 0 before the wrap
+    const int xw = clamp_to(-dx, W);              // x < xw wrap around: index dx + x + m
+    const int xlo = clamp_to(-dx - m, W);         // ... and exist from xlo on
+    const int xhi = clamp_to(m - dx, W);          // the others exist below xhi
+    const T* pw = p + (dx + m) * pr.p_s;
+    const T* pn = p + dx * pr.p_s;
+    for (int x = tid; x <= W; x += BLOCK) {
+      const bool wrapped = x < xw;
+      const bool ok = wrapped ? x >= xlo : x < xhi;
+      copy_async_or_zero(&ps[st][pad<T>(x)], ok ? (wrapped ? pw : pn) + x * pr.p_s : p, ok);
     }
+    const int kmax = clamp_to(n - j0, TJ);
+    const T* qt = q + j0 * pr.q_s;
     for (int x = tid; x < TJ; x += BLOCK) {
-      T* dst = &qs[st][x];
-      if (x < kmax) {
-        copy_async(dst, q + (j0 + x) * pr.q_s);
-      } else {
-        *dst = T(0);
-      }
+      copy_async_or_zero(&qs[st][x], x < kmax ? qt + x * pr.q_s : q, x < kmax);
     }
     commit_async();
   };
@@ -197,41 +292,43 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
     const std::int64_t dsw64 = sw0 - j0;
     const int dsw = dsw64 < -2 * TJ ? -2 * TJ : (dsw64 > 2 * TJ ? 2 * TJ : int(dsw64));
     if (kmax == TJ) {
-      // Sliding register window over p, the kk loop unrolled (the window shifts are register
-      // renames), q read R at a time in 16-byte broadcasts.
-      T u[2 * R - 1];  // u[x] = P[base - kk - (R - 1) + x]
-#pragma unroll
-      for (int x = 0; x < 2 * R - 1; ++x) u[x] = P[pad(base - (R - 1) + x)];
-#pragma unroll
-      for (int kk = 0; kk < TJ; kk += R) {
-        T qv[R];
-        load_run(qv, Q + kk);
-        const int D = dsw - kk;  // swap of slot c at z = c + D
-        if (D > -R && D < R) {
-#pragma unroll
-          for (int z = 0; z < R; ++z) {
-#pragma unroll
-            for (int c = 0; c < R; ++c) {
-              if (z - c == D) {
-                lo[c] = acc[c];
-                acc[c] = T(0);
-              }
-              acc[c] = fma(u[c - z + R - 1], qv[z], acc[c]);
-            }
-          }
-        } else {
-#pragma unroll
-          for (int z = 0; z < R; ++z) {
-#pragma unroll
-            for (int c = 0; c < R; ++c) acc[c] = fma(u[c - z + R - 1], qv[z], acc[c]);
-          }
+      // Sliding register window over p: u[x] = P[y0 - kk + x] for step kk, y0 = R tid + TJ - R
+      // (a multiple of R, so each half is a 16-byte aligned group). The window's high half is
+      // the previous step's low half, so the two register halves ua, ub alternate roles and
+      // each step reads one fresh half: two steps per loop trip, no register moves.
+      const int y0 = R * tid + TJ - R;
+      T ua[R], ub[R];
+      load_run<0>(ua, P + pad<T>(y0));
+      load_run<0>(ub, P + pad<T>(y0 + R));
+      // This thread's swap step starts at tile term dsw - 1 (a multiple of R).
+      const int dg = dsw - 1;
+      if (!__any_sync(0xffffffffu, dg >= 0 && dg < TJ)) {
+        // No thread of the warp swaps in this tile: plain steps, q read R at a time in
+        // 16-byte broadcasts.
+#pragma unroll 2
+        for (int kk = 0; kk < TJ; kk += 2 * R) {
+          T qv[R];
+          load_run<0>(qv, Q + kk);
+          step_plain(acc, ua, ub, qv);
+          load_run<0>(ub, P + pad<T>(y0 - kk - R));
+          load_run<0>(qv, Q + kk + R);
+          step_plain(acc, ub, ua, qv);
+          if (kk + 2 * R < TJ) load_run<0>(ua, P + pad<T>(y0 - kk - 2 * R));
         }
-        if (kk + R < TJ) {
-#pragma unroll
-          for (int x = 2 * R - 2; x >= R; --x) u[x] = u[x - R];
-#pragma unroll
-          for (int x = 0; x < R; ++x) u[x] = P[pad(base - kk - R - (R - 1) + x)];
+      } else {
+        // Some thread of the warp swaps here: every step in the split form, the swap
+        // predicated (no divergence).
+#pragma unroll 2
+        for (int kk = 0; kk < TJ; kk += 2 * R) {
+          T qv[R];
+          load_run<0>(qv, Q + kk);
+          step_split(acc, lo, ua, ub, qv, kk == dg);
+          load_run<0>(ub, P + pad<T>(y0 - kk - R));
+          load_run<0>(qv, Q + kk + R);
+          step_split(acc, lo, ub, ua, qv, kk + R == dg);
+          if (kk + 2 * R < TJ) load_run<0>(ua, P + pad<T>(y0 - kk - 2 * R));
         }
+        if (dg >= 0 && dg < TJ) swapped = 0xffu;
       }
     } else {
       // The last, partial tile: term by term, bounded by its true length (so an Inf in p
@@ -240,11 +337,12 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
         const T qk = Q[k];
 #pragma unroll
         for (int c = 0; c < R; ++c) {
-          if (k == dsw + c) {
+          if (dsw > 0 && k == dsw + c) {  // dsw <= 0: swapped in an earlier (full) tile
             lo[c] = acc[c];
             acc[c] = T(0);
+            swapped |= 1u << c;
           }
-          acc[c] = fma(P[pad(base + c - k)], qk, acc[c]);
+          acc[c] = fma(P[pad<T>(base + c - k)], qk, acc[c]);
         }
       }
     }
@@ -252,15 +350,17 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
   }
   // The terms this split covered end before jl; a slot whose swap is at or past jl never
   // swapped: its sum is all r[i]'s.
-  const std::int64_t jl = tile_end * TJ < n ? tile_end * TJ : n;
+  // A slot swapped in this split (bit c of `swapped`) or before it (its swap step starts
+  // before the split's first term) holds r[i + m]'s terms in acc; otherwise its swap lies past
+  // the split's terms and acc is all r[i]'s.
   T hi[R];
 #pragma unroll
   for (int c = 0; c < R; ++c) {
-    if (sw0 + c >= jl) {
+    if (((swapped >> c) & 1u) || sw0 - 1 < tile_begin * TJ) {
+      hi[c] = acc[c];
+    } else {
       lo[c] = acc[c];
       hi[c] = T(0);
-    } else {
-      hi[c] = acc[c];
     }
   }
 
@@ -342,13 +442,11 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled
                                                          std::int64_t block0, T* ws) {
   constexpr int TO = BLOCK * R;
   constexpr int W = TO + TJ - 1;
-  constexpr int PW = W + W / 32 + 1;
+  constexpr int PW = padded<T>(W + 1);
   __shared__ __align__(16) T gs[2][PW];
   __shared__ __align__(16) T as[2][TJ];
-  const std::int64_t t = block0 + blockIdx.x;
-  const std::int64_t s = t % splits;
-  const std::int64_t ob = (t / splits) % out_blocks;
-  const std::int64_t bo = t / (splits * out_blocks);
+  std::int64_t s, ob, bo;
+  split_index(block0 + blockIdx.x, splits, out_blocks, s, ob, bo);
   const std::int64_t O = pr.O, K = pr.K, glen = O + K - 1;
   const std::int64_t o0 = ob * TO;
   const int tid = threadIdx.x;
@@ -370,22 +468,14 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled
     const std::int64_t kmax = K - k0 < TJ ? K - k0 : TJ;
     const T* a = pr.a + bb * pr.a_bs;
     const T* g = pr.g + bb * pr.g_bs;
-    for (int x = tid; x < W; x += BLOCK) {
-      const std::int64_t gi = o0 + k0 + x;
-      T* dst = &gs[st][pad(x)];
-      if (gi < glen) {
-        copy_async(dst, g + gi * pr.g_s);
-      } else {
-        *dst = T(0);
-      }
+    const int xe = clamp_to(glen - o0 - k0, W);  // elements of g that exist
+    const T* gt = g + (o0 + k0) * pr.g_s;
+    for (int x = tid; x <= W; x += BLOCK) {  // x = W: the last window group's spare word
+      copy_async_or_zero(&gs[st][pad<T>(x)], x < xe ? gt + x * pr.g_s : g, x < xe);
     }
+    const T* at = a + k0 * pr.a_s;
     for (int x = tid; x < TJ; x += BLOCK) {
-      T* dst = &as[st][x];
-      if (x < kmax) {
-        copy_async(dst, a + (k0 + x) * pr.a_s);
-      } else {
-        *dst = T(0);
-      }
+      copy_async_or_zero(&as[st][x], x < kmax ? at + x * pr.a_s : a, x < kmax);
     }
     commit_async();
   };
@@ -406,30 +496,27 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled
     const std::int64_t k0 = (it % ktiles) * TJ;
     const int kmax = K - k0 < TJ ? int(K - k0) : TJ;
     if (kmax == TJ) {
-      T u[2 * R - 1];  // u[x] = G[base + kk + x]
-#pragma unroll
-      for (int x = 0; x < 2 * R - 1; ++x) u[x] = G[pad(base + x)];
-#pragma unroll
-      for (int kk = 0; kk < TJ; kk += R) {
+      // u[x] = G[base + kk + x] for step kk (base a multiple of R, so each half is a 16-byte
+      // aligned group). The window's low half is the previous step's high half, so the register
+      // halves ua, ub alternate roles and each step reads one fresh half.
+      T ua[R], ub[R];
+      load_run<0>(ua, G + pad<T>(base));
+      load_run<0>(ub, G + pad<T>(base + R));
+#pragma unroll 2
+      for (int kk = 0; kk < TJ; kk += 2 * R) {
         T av[R];
-        load_run(av, A + kk);
-#pragma unroll
-        for (int z = 0; z < R; ++z) {
-#pragma unroll
-          for (int c = 0; c < R; ++c) acc[c] = fma(av[z], u[c + z], acc[c]);
-        }
-        if (kk + R < TJ) {
-#pragma unroll
-          for (int x = 0; x < R - 1; ++x) u[x] = u[x + R];
-#pragma unroll
-          for (int x = R - 1; x < 2 * R - 1; ++x) u[x] = G[pad(base + kk + R + x)];
-        }
+        load_run<0>(av, A + kk);
+        step_corr(acc, ua, ub, av);
+        load_run<0>(ua, G + pad<T>(base + kk + 2 * R));
+        load_run<0>(av, A + kk + R);
+        step_corr(acc, ub, ua, av);
+        if (kk + 2 * R < TJ) load_run<0>(ub, G + pad<T>(base + kk + 3 * R));
       }
     } else {
       for (int k = 0; k < kmax; ++k) {
         const T ak = A[k];
 #pragma unroll
-        for (int c = 0; c < R; ++c) acc[c] = fma(ak, G[pad(base + c + k)], acc[c]);
+        for (int c = 0; c < R; ++c) acc[c] = fma(ak, G[pad<T>(base + c + k)], acc[c]);
       }
     }
     __syncthreads();
@@ -494,10 +581,32 @@ int sm_count() {
 
 std::size_t align256(std::size_t b) { return (b + 255) / 256 * 256; }
 
-/// The plan shared by both problems: `units` independent output blocks (batch x slot blocks),
-/// `tiles` term tiles each, `terms` terms per output, partial sums of `partial` values per split.
+/// Blocks of `kernel` (`block` threads) that fit on one SM, asked once per kernel.
+template <class K>
+int fit_blocks(K kernel, int block) {
+  int nb = 0;
+  KOKKOSSKETCH_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, block, 0));
+  return std::max(nb, 1);
+}
+template <class T>
+int fit_forward(int block) {
+  static const int f64 = fit_blocks(forward_tiled<T, 64>, 64);
+  static const int f128 = fit_blocks(forward_tiled<T, 128>, 128);
+  return block == 64 ? f64 : f128;
+}
+template <class T>
+int fit_correlate(int block) {
+  static const int f64 = fit_blocks(correlate_tiled<T, 64>, 64);
+  static const int f128 = fit_blocks(correlate_tiled<T, 128>, 128);
+  return block == 64 ? f64 : f128;
+}
+
+/// The plan shared by both problems: `rows` x ceil(len / (block R)) independent output blocks,
+/// `tiles` term tiles each, `terms` terms per output, partial sums of `partial` values per
+/// split; `fit(block)` is the number of tiled blocks an SM holds.
+template <class Fit>
 Plan make_plan(const Config& cfg, std::int64_t len, std::int64_t rows, std::int64_t tiles,
-               std::int64_t terms, std::int64_t partial, std::size_t elem) {
+               std::int64_t terms, std::int64_t partial, std::size_t elem, Fit&& fit) {
   Plan pl;
   const double sms = double(sm_count());
   pl.block = len <= 64 * R ? 64 : 128;
@@ -509,11 +618,17 @@ Plan make_plan(const Config& cfg, std::int64_t len, std::int64_t rows, std::int6
     return pl;
   }
   pl.kernel = Plan::Kernel::tiled;
-  const double want = cfg.min_blocks_per_sm * sms;
-  if (double(units) < want && tiles > 1) {
-    std::int64_t s = std::int64_t((want + double(units) - 1) / double(units));
-    s = std::min<std::int64_t>({s, tiles, 64});
-    pl.splits = std::max<std::int64_t>(s, 1);
+  if (tiles > 1) {
+    std::int64_t s = 1;
+    if (cfg.min_blocks_per_sm < 0) {
+      // As many splits as one full wave holds (at least one block per split).
+      const std::int64_t wave = std::int64_t(fit(pl.block)) * std::int64_t(sms);
+      s = wave / units;
+    } else if (double(units) < cfg.min_blocks_per_sm * sms) {
+      const double want = cfg.min_blocks_per_sm * sms;
+      s = std::int64_t((want + double(units) - 1) / double(units));
+    }
+    pl.splits = std::max<std::int64_t>(std::min<std::int64_t>({s, tiles, 64}), 1);
   }
   if (pl.splits > 1) pl.workspace_bytes = align256(std::size_t(pl.splits * partial) * elem);
   return pl;
@@ -522,7 +637,7 @@ Plan make_plan(const Config& cfg, std::int64_t len, std::int64_t rows, std::int6
 template <class T>
 Plan plan_forward(const ForwardProblem<T>& pr, const Config& cfg) {
   return make_plan(cfg, pr.m, pr.batch, (pr.n + TJ - 1) / TJ, pr.n, pr.batch * 2 * pr.m,
-                   sizeof(T));
+                   sizeof(T), fit_forward<T>);
 }
 
 template <class T>
@@ -530,7 +645,7 @@ Plan plan_correlate(const CorrelateProblem<T>& pr, const Config& cfg) {
   const std::int64_t rows = pr.reduce ? 1 : pr.batch;
   const std::int64_t nb = pr.reduce ? pr.batch : 1;
   return make_plan(cfg, pr.O, rows, nb * ((pr.K + TJ - 1) / TJ), nb * pr.K, rows * pr.O,
-                   sizeof(T));
+                   sizeof(T), fit_correlate<T>);
 }
 
 /// Launches `total` blocks of a kernel in chunks that fit the grid, in order.

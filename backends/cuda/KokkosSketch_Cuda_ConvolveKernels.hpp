@@ -55,7 +55,9 @@ struct Config {
   double small_blocks_per_sm = 1.0;
   /// The tiled kernel splits the terms (split-K, partial sums in a workspace, reduced in a
   /// fixed order by a second kernel) until it has this many blocks per SM (at most 64 splits).
-  double min_blocks_per_sm = 4.0;
+  /// Negative (the default): as many splits as one full wave of resident blocks holds (the
+  /// occupancy calculator's blocks per SM times the SMs); 0: no split.
+  double min_blocks_per_sm = -1.0;
 };
 
 /// Which kernel runs and the workspace it needs (plan first, then launch).
