@@ -97,6 +97,9 @@ template <class T>
 __device__ __forceinline__ int pad(int x) {
   return x + (x >> 5) * int(16 / sizeof(T));
 }
+/// Padded elements per 32 (the offset between window groups 32 terms apart).
+template <class T>
+constexpr int pad_period = 32 + int(16 / sizeof(T));
 /// Elements of a padded tile of w values (one more group of padding for the last read).
 template <class T>
 __host__ __device__ constexpr int padded(int w) {
@@ -226,6 +229,7 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
   constexpr int TI = BLOCK * R;
   constexpr int W = TI + TJ - 1;
   constexpr int PW = padded<T>(W + 1);
+  constexpr int PB = pad_period<T>;
   __shared__ __align__(16) T ps[2][PW];
   __shared__ __align__(16) T qs[2][TJ];
   std::int64_t s, ib, b;
@@ -302,32 +306,44 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
       load_run<0>(ub, P + pad<T>(y0 + R));
       // This thread's swap step starts at tile term dsw - 1 (a multiple of R).
       const int dg = dsw - 1;
+      // Four steps per trip (32 terms, one padding period: the window offsets of the next
+      // trip are these less PB).
+      int o1 = pad<T>(y0 - R), o2 = pad<T>(y0 - 2 * R), o3 = pad<T>(y0 - 3 * R),
+          o4 = pad<T>(y0 - 4 * R);
+      auto trips = [&](auto&& step) {
+#pragma unroll 1
+        for (int kk = 0; kk < TJ; kk += 4 * R) {
+          T qv[R];
+          load_run<0>(qv, Q + kk);
+          step(ua, ub, qv, kk);
+          load_run<0>(ub, P + o1);
+          load_run<0>(qv, Q + kk + R);
+          step(ub, ua, qv, kk + R);
+          load_run<0>(ua, P + o2);
+          load_run<0>(qv, Q + kk + 2 * R);
+          step(ua, ub, qv, kk + 2 * R);
+          load_run<0>(ub, P + o3);
+          load_run<0>(qv, Q + kk + 3 * R);
+          step(ub, ua, qv, kk + 3 * R);
+          if (kk + 4 * R < TJ) load_run<0>(ua, P + o4);
+          o1 -= PB;
+          o2 -= PB;
+          o3 -= PB;
+          o4 -= PB;
+        }
+      };
       if (!__any_sync(0xffffffffu, dg >= 0 && dg < TJ)) {
         // No thread of the warp swaps in this tile: plain steps, q read R at a time in
         // 16-byte broadcasts.
-#pragma unroll 2
-        for (int kk = 0; kk < TJ; kk += 2 * R) {
-          T qv[R];
-          load_run<0>(qv, Q + kk);
-          step_plain(acc, ua, ub, qv);
-          load_run<0>(ub, P + pad<T>(y0 - kk - R));
-          load_run<0>(qv, Q + kk + R);
-          step_plain(acc, ub, ua, qv);
-          if (kk + 2 * R < TJ) load_run<0>(ua, P + pad<T>(y0 - kk - 2 * R));
-        }
+        trips([&](const T(&l)[R], const T(&h)[R], const T(&qv)[R], int) {
+          step_plain(acc, l, h, qv);
+        });
       } else {
         // Some thread of the warp swaps here: every step in the split form, the swap
         // predicated (no divergence).
-#pragma unroll 2
-        for (int kk = 0; kk < TJ; kk += 2 * R) {
-          T qv[R];
-          load_run<0>(qv, Q + kk);
-          step_split(acc, lo, ua, ub, qv, kk == dg);
-          load_run<0>(ub, P + pad<T>(y0 - kk - R));
-          load_run<0>(qv, Q + kk + R);
-          step_split(acc, lo, ub, ua, qv, kk + R == dg);
-          if (kk + 2 * R < TJ) load_run<0>(ua, P + pad<T>(y0 - kk - 2 * R));
-        }
+        trips([&](const T(&l)[R], const T(&h)[R], const T(&qv)[R], int kk) {
+          step_split(acc, lo, l, h, qv, kk == dg);
+        });
         if (dg >= 0 && dg < TJ) swapped = 0xffu;
       }
     } else {
@@ -443,6 +459,7 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled
   constexpr int TO = BLOCK * R;
   constexpr int W = TO + TJ - 1;
   constexpr int PW = padded<T>(W + 1);
+  constexpr int PB = pad_period<T>;
   __shared__ __align__(16) T gs[2][PW];
   __shared__ __align__(16) T as[2][TJ];
   std::int64_t s, ob, bo;
@@ -502,15 +519,29 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled
       T ua[R], ub[R];
       load_run<0>(ua, G + pad<T>(base));
       load_run<0>(ub, G + pad<T>(base + R));
-#pragma unroll 2
-      for (int kk = 0; kk < TJ; kk += 2 * R) {
+      // Four steps per trip (32 terms, one padding period: the window offsets of the next
+      // trip are these plus PB).
+      int o2 = pad<T>(base + 2 * R), o3 = pad<T>(base + 3 * R), o4 = pad<T>(base + 4 * R),
+          o5 = pad<T>(base + 5 * R);
+#pragma unroll 1
+      for (int kk = 0; kk < TJ; kk += 4 * R) {
         T av[R];
         load_run<0>(av, A + kk);
         step_corr(acc, ua, ub, av);
-        load_run<0>(ua, G + pad<T>(base + kk + 2 * R));
+        load_run<0>(ua, G + o2);
         load_run<0>(av, A + kk + R);
         step_corr(acc, ub, ua, av);
-        if (kk + 2 * R < TJ) load_run<0>(ub, G + pad<T>(base + kk + 3 * R));
+        load_run<0>(ub, G + o3);
+        load_run<0>(av, A + kk + 2 * R);
+        step_corr(acc, ua, ub, av);
+        load_run<0>(ua, G + o4);
+        load_run<0>(av, A + kk + 3 * R);
+        step_corr(acc, ub, ua, av);
+        if (kk + 4 * R < TJ) load_run<0>(ub, G + o5);
+        o2 += PB;
+        o3 += PB;
+        o4 += PB;
+        o5 += PB;
       }
     } else {
       for (int k = 0; k < kmax; ++k) {
