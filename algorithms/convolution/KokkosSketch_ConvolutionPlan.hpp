@@ -98,8 +98,8 @@ struct ConvolutionPlanOptions {
   /// Method::automatic runs the direct method when min(m, n) < fft_min_length, where the FFT
   /// cannot pay for its extra passes and its verdict. Unset: the space's default
   /// (Impl::fft_default_min_length): 64 on host spaces (measured with FFTW on a 2-core host,
-  /// docs/convolution/convolve.md), 8192 on GPUs (the crossover measured on an H100,
-  /// docs/performance.md run H100-18). Must be >= 0 when set.
+  /// docs/convolution/convolve.md), 16384 on GPUs (the crossover measured on an H100,
+  /// docs/performance.md run H100-19). Must be >= 0 when set.
   std::optional<std::int64_t> fft_min_length;
   /// FFTW planning effort (host spaces).
   FftPlanning planning = FftPlanning::estimate;

@@ -100,13 +100,13 @@ constexpr double unit_roundoff() {
 /// \brief Default size threshold of Method::automatic (ConvolutionPlanOptions::fft_min_length):
 /// the FFT is tried only when min(m, n) reaches it. Host spaces: 64 (FFTW beat the direct
 /// kernel from m = n = 32..64 up on a contended 2-core host, 2026-11-26,
-/// docs/convolution/convolve.md); other spaces: 8192 (measured on an H100, run H100-18 of
-/// docs/performance.md: the FFT plan overtakes the direct kernel between m = n = 4096 and
-/// 8192: 29.9 against 23.5 us at 4096, 34.3 against 37.1 us at 8192).
+/// docs/convolution/convolve.md); other spaces: 16384 (measured on an H100, run H100-19 of
+/// docs/performance.md: the FFT plan overtakes the direct kernel between m = n = 8192 and
+/// 16384: 33.6 against 26.2 us at 8192, 46.3 against 49.3 us at 16384).
 /// \return the threshold
 template <class ExecSpace>
 constexpr std::int64_t fft_default_min_length() {
-  return is_host_space_v<ExecSpace> ? 64 : 8192;
+  return is_host_space_v<ExecSpace> ? 64 : 16384;
 }
 
 /// Shape of the FFT buffers of a plan (see the file comment).
