@@ -170,7 +170,8 @@ __device__ __forceinline__ float lk_warp_sum(float v) {
 /// The task kernel (see the file comment). G lanes per group, F4 float4 chunks per lane, U
 /// nonzeros per group and trip.
 template <int F4, int U, Storage S, bool Vec, bool Residual>
-__global__ void __launch_bounds__(lk_threads) lockstep_tasks_kernel(LockstepProblem pr, int G) {
+__global__ void __launch_bounds__(lk_threads, F4 <= 2 ? 3 : 1)
+    lockstep_tasks_kernel(LockstepProblem pr, int G) {
   using E = LkElem<S>;
   using T = typename E::T;
   const T* Y = static_cast<const T*>(pr.Y);
@@ -197,15 +198,20 @@ __global__ void __launch_bounds__(lk_threads) lockstep_tasks_kernel(LockstepProb
         acc[j] = lk_zero4();
       }
       const std::int64_t per_trip = std::int64_t(U) * ngr;
-      for (std::int64_t t = b; t < e; t += per_trip) {  // uniform trip count
-        float cu[U];
-        std::int64_t iu[U];
+      // The confidences and column indices of a trip are loaded one trip ahead (both at once),
+      // so a trip's row gathers issue at its start instead of after two dependent loads.
+      auto fetch = [&](std::int64_t t, float(&c)[U], std::int64_t(&i)[U]) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           const std::int64_t tt = t + std::int64_t(u) * ngr + grp;
-          cu[u] = tt < e ? __ldg(pr.conf + tt) : 0.0f;
-          iu[u] = cu[u] > 0.0f ? __ldg(pr.entries + tt) : 0;
+          c[u] = tt < e ? __ldg(pr.conf + tt) : 0.0f;
+          i[u] = tt < e ? __ldg(pr.entries + tt) : 0;
         }
+      };
+      float cu[U];
+      std::int64_t iu[U];
+      fetch(b, cu, iu);
+      for (std::int64_t t = b; t < e; t += per_trip) {  // uniform trip count
         float4 y[U][F4];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -216,6 +222,9 @@ __global__ void __launch_bounds__(lk_threads) lockstep_tasks_kernel(LockstepProb
             y[u][j] = (cu[u] > 0.0f && c < k4) ? lk_ldy<S, Vec>(yrow, c, k) : lk_zero4();
           }
         }
+        float cn[U];
+        std::int64_t in[U];
+        fetch(t + per_trip, cn, in);
         float d[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -233,6 +242,11 @@ __global__ void __launch_bounds__(lk_threads) lockstep_tasks_kernel(LockstepProb
           const float wgt = c > 0.0f ? (Residual ? c - (c - 1.0f) * d[u] : (c - 1.0f) * d[u]) : 0.0f;
 #pragma unroll
           for (int j = 0; j < F4; ++j) acc[j] = lk_axpy4(wgt, y[u][j], acc[j]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          cu[u] = cn[u];
+          iu[u] = in[u];
         }
       }
       for (int o = G; o < 32; o <<= 1) {  // across the groups
