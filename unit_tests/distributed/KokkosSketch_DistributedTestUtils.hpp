@@ -130,8 +130,10 @@ inline ::testing::AssertionResult throws_everywhere(const std::function<void()>&
     what = std::string("not an Error: ") + e.what();
   }
   // The same message everywhere: compare lengths and a checksum of the text.
-  long long sig[2] = {(long long)what.size(), 0};
-  for (char ch : what) sig[1] = sig[1] * 131 + (unsigned char)ch;
+  // (The checksum wraps in unsigned arithmetic: signed overflow would be undefined.)
+  unsigned long long h = 0;
+  for (char ch : what) h = h * 131u + (unsigned char)ch;
+  long long sig[2] = {(long long)what.size(), (long long)(h >> 1)};
   long long lo[2], hi[2];
   MPI_Allreduce(sig, lo, 2, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(sig, hi, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
