@@ -13,14 +13,20 @@
 //                                     communication and reduction of a k x d result.
 // Time per iteration: the slowest rank's (MPI_Barrier, time, MPI_Allreduce MAX), manual time.
 // Counters: rows/s (n per second over all ranks), GB/s of A read (n d 4 bytes).
-// Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full; KOKKOSSKETCH_BENCH_MIN_TIME and
-// KOKKOSSKETCH_BENCH_REPETITIONS override seconds per repetition and repetitions.
+// Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full (on a device space the full set is
+// the multi-GPU issue's: a Gaussian sketch of A 16.8M x 64 with k = 256, a CountSketch of the
+// same A with k = 4096, a sparse projection of D = 4.2M rows); KOKKOSSKETCH_BENCH_WEAK=1 makes
+// n the rows of each rank (weak scaling: the global problem grows with the ranks, names carry
+// /weak); KOKKOSSKETCH_BENCH_MIN_TIME and KOKKOSSKETCH_BENCH_REPETITIONS override seconds per
+// repetition and repetitions. Run one rank per GPU (e.g. each rank's CUDA_VISIBLE_DEVICES set
+// from its local rank).
 #include <KokkosSketch_Distributed.hpp>
 
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -99,6 +105,7 @@ void run(benchmark::State& state, std::int64_t n, std::int64_t d,
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     call();
+    Kokkos::fence();  // the result on the device, not only the reduction on the host
     double t = MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     state.SetIterationTime(t);
@@ -131,11 +138,25 @@ void register_space() {
   struct Size {
     std::int64_t n, d, k;
   };
-  const Size gs = full ? Size{1000000, 64, 1024} : Size{50000, 16, 256};
-  const Size cs = full ? Size{4000000, 64, 4096} : Size{400000, 16, 1024};
+  const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                  typename Space::memory_space>::accessible;
+  Size gs = full ? Size{1000000, 64, 1024} : Size{50000, 16, 256};
+  Size cs = full ? Size{4000000, 64, 4096} : Size{400000, 16, 1024};
   // Sparse projection: Y = S A with A of D rows (the distributed dimension) and b columns,
   // S k x D very sparse (p = 1/sqrt(D)), as the single-process suite's projection sizes.
-  const Size ps = full ? Size{1000000, 32, 1024} : Size{100000, 32, 256};
+  Size ps = full ? Size{1000000, 32, 1024} : Size{100000, 32, 256};
+  if (full && device) {
+    gs = Size{16777216, 64, 256};
+    cs = Size{16777216, 64, 4096};
+    ps = Size{4194304, 32, 1024};
+  }
+  const bool weak = env_or("KOKKOSSKETCH_BENCH_WEAK", 0.0) != 0.0;
+  const std::string wk = weak ? "/weak" : "";
+  if (weak) {
+    gs.n *= size;
+    cs.n *= size;
+    ps.n *= size;
+  }
   for (const bool repro : {true, false}) {
     const std::string red = repro ? "reproducible" : "plain";
     auto reg = [&](const std::string& name, std::function<void(benchmark::State&)> fn) {
@@ -145,7 +166,7 @@ void register_space() {
           ->MinTime(min_time)
           ->Repetitions(reps);
     };
-    reg("dist_gaussian_sketch/" + sp + "/" + red + "/n:" + std::to_string(gs.n) + "/d:" +
+    reg("dist_gaussian_sketch/" + sp + "/" + red + wk + "/n:" + std::to_string(gs.n) + "/d:" +
             std::to_string(gs.d) + "/k:" + std::to_string(gs.k),
         [=](benchmark::State& st) {
           auto& p = problem<Space>(gs.n, gs.d, gs.k);
@@ -155,7 +176,7 @@ void register_space() {
                                          options(repro));
           });
         });
-    reg("dist_sparse_project/" + sp + "/" + red + "/n:" + std::to_string(ps.n) + "/d:" +
+    reg("dist_sparse_project/" + sp + "/" + red + wk + "/n:" + std::to_string(ps.n) + "/d:" +
             std::to_string(ps.d) + "/k:" + std::to_string(ps.k),
         [=](benchmark::State& st) {
           auto& p = problem<Space>(ps.n, ps.d, ps.k);
@@ -169,7 +190,7 @@ void register_space() {
                                         options(repro));
           });
         });
-    reg("dist_count_sketch/" + sp + "/" + red + "/n:" + std::to_string(cs.n) + "/d:" +
+    reg("dist_count_sketch/" + sp + "/" + red + wk + "/n:" + std::to_string(cs.n) + "/d:" +
             std::to_string(cs.d) + "/k:" + std::to_string(cs.k),
         [=](benchmark::State& st) {
           auto& p = problem<Space>(cs.n, cs.d, cs.k);
@@ -216,14 +237,23 @@ class NullReporter : public benchmark::BenchmarkReporter {
 int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
   // Ranks other than 0 report nothing, --benchmark_out included (one file, from rank 0).
-  bool file_out = false;
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--benchmark_out=", 0) == 0) file_out = true;
   Kokkos::initialize(argc, argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  benchmark::Initialize(&argc, argv);
+  // The other ranks drop --benchmark_out*: Google Benchmark opens (and so truncates) the file
+  // on every rank that sees the flag, even when its file reporter discards the results.
+  std::vector<char*> args(argv, argv + argc);
+  if (rank != 0) {
+    args.erase(std::remove_if(args.begin() + 1, args.end(),
+                              [](const char* a) {
+                                return std::string(a).rfind("--benchmark_out", 0) == 0;
+                              }),
+               args.end());
+  }
+  int nargs = int(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&nargs, args.data());
   benchmark::AddCustomContext("mpi_ranks", std::to_string(size));
   benchmark::AddCustomContext("kokkos_execution_space",
                               Kokkos::DefaultExecutionSpace::name());
@@ -231,8 +261,8 @@ int main(int argc, char* argv[]) {
   if (rank == 0) {
     benchmark::RunSpecifiedBenchmarks();
   } else {
-    NullReporter null_display, null_file;
-    benchmark::RunSpecifiedBenchmarks(&null_display, file_out ? &null_file : nullptr);
+    NullReporter null_display;
+    benchmark::RunSpecifiedBenchmarks(&null_display);
   }
   benchmark::Shutdown();
   Kokkos::finalize();
