@@ -54,14 +54,11 @@ struct RNGState {
 
 namespace Impl {
 
-/// Two standard normal draws by Box-Muller from two words.
+/// Two standard normal draws by Box-Muller from two words (Impl::gaussian_pair_raw of
+/// KokkosSketch_Draws.hpp, which the Kokkos-free CUDA kernels share).
 KOKKOS_INLINE_FUNCTION void gaussian_pair(std::uint32_t w0, std::uint32_t w1, double& z0,
                                           double& z1) {
-  constexpr double two_pi = 6.283185307179586476925286766559;
-  const double r = Impl::sqrt(-2.0 * Impl::log(u01_32(w0)));
-  const double t = two_pi * (static_cast<double>(w1) * 0x1.0p-32);
-  z0 = r * Impl::cos(t);
-  z1 = r * Impl::sin(t);
+  gaussian_pair_raw(w0, w1, z0, z1);
 }
 
 }  // namespace Impl

@@ -66,10 +66,12 @@ struct CudaDenseConfig {
   bool allow_tensor_cores = true;  ///< false forces the generic kernel
   bool outer_in_shared = false;    ///< FP32 tile sums in shared memory (true) or registers
   bool fast_staging = true;        ///< unpredicated staging of interior tiles (unit column stride)
+  bool allow_generated = true;     ///< false: Gaussian and uniform S take the generic kernel
 };
 
-/// Y = S A, S dense, on CUDA: Tensor Cores for Rademacher S with float A and Y, the generic
-/// kernel otherwise (see the file comment).
+/// Y = S A, S dense, on CUDA: Tensor Cores for Rademacher S with float A and Y, the
+/// generated-S GEMM kernel (CudaDenseGen) for Gaussian and uniform S with float A and Y, the
+/// generic kernel otherwise (see the file comment).
 template <class AView, class YView>
 struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
   using a_value = typename AView::non_const_value_type;
@@ -99,8 +101,27 @@ struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
     }
   }
 
+  /// Whether apply() takes the generated-S GEMM kernel (Gaussian or uniform S, float types).
+  static bool uses_generated(const DenseOp& S, const CudaDenseConfig& cfg = {}) {
+    return tc_types && cfg.allow_generated && S.dist().entries != DenseEntries::rademacher;
+  }
+
   static void apply(const Kokkos::Cuda& space, const DenseOp& S, const AView& A, const YView& Y,
                     const CudaDenseConfig& cfg = {}) {
+    if constexpr (tc_types) {
+      if (uses_generated(S, cfg)) {
+        ScopedRegion region("dense_project[cuda-gen]");
+        CudaDenseGen::Problem prob;
+        static_cast<CudaDenseTC::Problem&>(prob) = CudaDenseTC::make_problem(S, A, Y);
+        prob.gaussian = S.dist().entries == DenseEntries::gaussian;
+        const CudaDenseGen::Plan pl = CudaDenseGen::make_plan(space.cuda_device(), prob);
+        float* work = static_cast<float*>(WorkspaceCache<Kokkos::CudaSpace>::get(
+            space.cuda_stream(), "dense_project[cuda-gen]",
+            std::size_t(CudaDenseGen::workspace_size(pl, prob.k, prob.b)) * sizeof(float)));
+        CudaDenseGen::run(prob, pl, work, space.cuda_stream());
+        return;
+      }
+    }
     if (!uses_tensor_cores(space, S, cfg)) {
       ScopedRegion region("dense_project[generic]");
       DenseProjectGeneric<Kokkos::Cuda, AView, YView>::apply(space, S, A, Y);

@@ -68,6 +68,35 @@ inline std::int64_t workspace_size(const Plan& pl, std::int64_t k, std::int64_t 
 void run(const Problem& prob, const Plan& pl, float* work, cudaStream_t stream);
 
 }  // namespace CudaDenseTC
+
+/// Y = S A for a Gaussian or uniform S generated on the fly, float A and Y
+/// (backends/cuda/KokkosSketch_Cuda_DenseProjectGen.cu: the algorithm, its order of sums).
+namespace CudaDenseGen {
+
+/// One product: the fields of CudaDenseTC::Problem and the operator's law.
+struct Problem : CudaDenseTC::Problem {
+  bool gaussian = true;  ///< Gaussian entries (Box-Muller), else uniform in (-1, 1)
+};
+
+/// Launch plan: output tiles, splits of the columns of S, stages per split.
+struct Plan {
+  std::int64_t tiles = 0, tiles_c = 0, splits = 1, per = 0;
+};
+
+/// The plan of `prob` on `device` (the current device).
+/// 	hrows Error if a CUDA query fails
+Plan make_plan(int device, const Problem& prob);
+
+/// Floats of workspace: the partial sums of the splits (none without splits).
+inline std::int64_t workspace_size(const Plan& pl, std::int64_t k, std::int64_t b) {
+  return pl.splits > 1 ? pl.splits * k * b : 0;
+}
+
+/// Enqueues the product on `stream` (Y overwritten). `work`: workspace_size(pl, k, b) floats.
+/// 	hrows Error (KOKKOSSKETCH_CHECK_CUDA) if a launch fails
+void run(const Problem& prob, const Plan& pl, float* work, cudaStream_t stream);
+
+}  // namespace CudaDenseGen
 }  // namespace Impl
 }  // namespace KokkosSketch
 
