@@ -167,18 +167,21 @@ __device__ __forceinline__ void load_run(double (&v)[N], const double* s) {
   }
 }
 
+/// Element x of a window of 2R values held as two halves (lo_h: x < R, hi_h: x >= R).
+template <class T>
+__device__ __forceinline__ T win(const T (&lo_h)[R], const T (&hi_h)[R], int x) {
+  return x < R ? lo_h[x] : hi_h[x - R];
+}
+
 /// One step of R terms of the forward kernel: acc[c] += u[c - z + R - 1] q[z], the window u held
-/// as two halves (u[x] = lo_h[x] for x < R, hi_h[x - R] above).
+/// as two halves (win).
 template <class T>
 __device__ __forceinline__ void step_plain(T (&acc)[R], const T (&lo_h)[R], const T (&hi_h)[R],
                                            const T (&qv)[R]) {
 #pragma unroll
   for (int z = 0; z < R; ++z) {
 #pragma unroll
-    for (int c = 0; c < R; ++c) {
-      const int x = c - z + R - 1;
-      acc[c] = fma(x < R ? lo_h[x] : hi_h[x - R], qv[z], acc[c]);
-    }
+    for (int c = 0; c < R; ++c) acc[c] = fma(win(lo_h, hi_h, c - z + R - 1), qv[z], acc[c]);
   }
 }
 /// The same step in the split form: first the terms z <= c (in ascending z for each slot), then,
@@ -192,10 +195,7 @@ __device__ __forceinline__ void step_split(T (&acc)[R], T (&lo)[R], const T (&lo
 #pragma unroll
   for (int z = 0; z < R; ++z) {
 #pragma unroll
-    for (int c = z; c < R; ++c) {
-      const int x = c - z + R - 1;
-      acc[c] = fma(x < R ? lo_h[x] : hi_h[x - R], qv[z], acc[c]);
-    }
+    for (int c = z; c < R; ++c) acc[c] = fma(win(lo_h, hi_h, c - z + R - 1), qv[z], acc[c]);
   }
   if (swap) {
 #pragma unroll
@@ -218,10 +218,7 @@ __device__ __forceinline__ void step_corr(T (&acc)[R], const T (&lo_h)[R], const
 #pragma unroll
   for (int z = 0; z < R; ++z) {
 #pragma unroll
-    for (int c = 0; c < R; ++c) {
-      const int x = c + z;
-      acc[c] = fma(av[z], x < R ? lo_h[x] : hi_h[x - R], acc[c]);
-    }
+    for (int c = 0; c < R; ++c) acc[c] = fma(av[z], win(lo_h, hi_h, c + z), acc[c]);
   }
 }
 
