@@ -2,7 +2,8 @@
 /// \file KokkosSketch_Shgemm_spec.hpp
 /// \brief Dispatch of SHGEMM (and of its in-place middle-mode unfolding product): the generic
 /// Kokkos kernel by default, specialized per backend by partial specialization on the
-/// execution space (backends/cuda/KokkosSketch_Cuda_Shgemm.hpp).
+/// execution space (backends/cuda/KokkosSketch_Cuda_Shgemm.hpp; host spaces:
+/// backends/openmp/KokkosSketch_Host_Shgemm.hpp, an exact conversion of B and one SGEMM).
 ///
 /// The house contract: every `apply` returns nothing, always computes and overwrites C on
 /// every backend; whether a backend has a special path for a case is a separate query
@@ -102,6 +103,7 @@ struct ShgemmUnfolded {
 }  // namespace KokkosSketch
 
 // Backend specializations of the dispatch struct above.
+#include <KokkosSketch_Host_Shgemm.hpp>
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
 #include <KokkosSketch_Cuda_Shgemm.hpp>
 #endif
