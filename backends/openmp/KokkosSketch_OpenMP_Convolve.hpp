@@ -10,9 +10,10 @@
 /// x0 ... x0 + B - 1 of one batch entry (B = 8 vector registers of the compiler's widest
 /// vector type: 32 floats with SSE2, 64 with AVX, 128 with AVX-512; half as many doubles),
 /// held in registers: for each term j, t[lane] += s_j l_{x0 + lane - j}, one broadcast and
-/// B / width unaligned contiguous loads of l (no gather, no shuffle), a loop with a
-/// compile-time trip count that GCC and Clang vectorize at -O2/-O3 with no intrinsics.
-/// That loop runs over the interior range of j where every lane has a real term
+/// B / width unaligned contiguous loads of l (no gather, no shuffle). The block is an array of
+/// GCC/Clang vector-extension vectors (no intrinsics; any target the compiler has), so that it
+/// stays in registers whatever the compiler's loop heuristics; other compilers (and nvcc's
+/// host pass) get the same loop in plain C++ with `omp simd`. That loop runs over the interior range of j where every lane has a real term
 /// (max(0, x0 + B - m) <= j <= min(x0, n - 1)); the at most 2 (B - 1) other values of j (the
 /// triangles' edges) are done per lane over that lane's real terms only, so a padding zero is
 /// never multiplied and NaN and Inf propagate as the sum says.
@@ -53,6 +54,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace KokkosSketch {
@@ -78,6 +80,46 @@ struct HostConvShape {
   static constexpr int lanes = 8 * host_conv_vector_bytes / int(sizeof(T));
   static constexpr std::int64_t tile = ConvGenericShape<Kokkos::DefaultHostExecutionSpace>::tile;
 };
+
+#if defined(__GNUC__) && !defined(__CUDACC__)
+/// GCC and Clang vector extensions (no intrinsics): the register block is an array of vectors
+/// that the compiler keeps in registers; other compilers take the plain loops.
+#define KOKKOSSKETCH_HOST_CONV_VECTOR_EXT 1
+#endif
+
+/// The register block's step: t[lane] += x_j[lane] c_j for j in [j0, j1), every lane, with
+/// x_j = base + j step (step -1: the forward's l_{x0 - j + lane}; +1: the correlation's
+/// g_{k + lane}) and c_j = coef[j]; per lane one multiply and one add per j, in j order (a
+/// fused multiply-add where the compiler contracts, as it does in the generic kernel).
+template <class T, int B>
+inline void host_conv_block_step(T* __restrict t, const T* __restrict base, std::int64_t step,
+                                 const T* __restrict coef, std::int64_t j0, std::int64_t j1) {
+#if defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT)
+  typedef T vec __attribute__((vector_size(host_conv_vector_bytes)));
+  constexpr int W = host_conv_vector_bytes / int(sizeof(T));
+  constexpr int NV = B / W;
+  static_assert(NV * W == B, "the block is a whole number of vectors");
+  vec acc[NV];
+  for (int v = 0; v < NV; ++v) std::memcpy(&acc[v], t + v * W, sizeof(vec));
+  for (std::int64_t j = j0; j < j1; ++j) {
+    const vec c = coef[j] - vec{};  // broadcast (x - (+0) is x exactly, -0 and NaN included)
+    const T* __restrict x = base + j * step;
+    for (int v = 0; v < NV; ++v) {
+      vec xv;
+      std::memcpy(&xv, x + v * W, sizeof(vec));  // unaligned load
+      acc[v] += xv * c;
+    }
+  }
+  for (int v = 0; v < NV; ++v) std::memcpy(t + v * W, &acc[v], sizeof(vec));
+#else
+  for (std::int64_t j = j0; j < j1; ++j) {
+    const T c = coef[j];
+    const T* __restrict x = base + j * step;
+#pragma omp simd
+    for (int lane = 0; lane < B; ++lane) t[lane] += x[lane] * c;
+  }
+#endif
+}
 
 /// The host kernels' edge terms: t[lane] += s_j l_{x0 + lane - j} for the j in [e0, e1) where
 /// lane has a real term (0 <= x0 + lane - j < m; the caller keeps e0 >= 0 and e1 <= n), lane
@@ -114,13 +156,7 @@ inline void host_conv_forward_block(const T* __restrict l, std::int64_t m,
     for (int lane = 0; lane < B; ++lane) t[lane] = T(0);
     if (i0 < i1) {
       host_conv_edge<T, B>(t, l, m, s, x0, c0, std::min(c1, i0));
-      const std::int64_t a = std::max(c0, i0), b = std::min(c1, i1);
-      for (std::int64_t j = a; j < b; ++j) {
-        const T sj = s[j];
-        const T* __restrict lj = l + (x0 - j);
-#pragma omp simd
-        for (int lane = 0; lane < B; ++lane) t[lane] += lj[lane] * sj;
-      }
+      host_conv_block_step<T, B>(t, l + x0, -1, s, std::max(c0, i0), std::min(c1, i1));
       host_conv_edge<T, B>(t, l, m, s, x0, std::max(c0, i1), c1);
     } else {
       host_conv_edge<T, B>(t, l, m, s, x0, c0, c1);
@@ -132,29 +168,30 @@ inline void host_conv_forward_block(const T* __restrict l, std::int64_t m,
 }
 
 /// run[lane] += sum_k a_k g_{lane + k} (k < K, blocks of Tile summed from zero) for the first
-/// nl <= B lanes; g points at the block's first output.
+/// nl <= B lanes; g points at the block's first output. The full block (nl == B) is the vector
+/// step on a register block t (indexed by constants only, so that it stays in registers); a
+/// partial last block goes lane by lane, so that no load passes g's end.
 template <class T, int B, std::int64_t Tile>
 inline void host_corr_accumulate(const T* __restrict a, std::int64_t K, const T* __restrict g,
                                  T* __restrict run, int nl) {
-  for (std::int64_t k0 = 0; k0 < K; k0 += Tile) {
-    const std::int64_t k1 = std::min(k0 + Tile, K);
-    T t[B];
-    for (int lane = 0; lane < B; ++lane) t[lane] = T(0);
-    if (nl == B) {
-      for (std::int64_t k = k0; k < k1; ++k) {
-        const T ak = a[k];
-        const T* __restrict gk = g + k;
-#pragma omp simd
-        for (int lane = 0; lane < B; ++lane) t[lane] += ak * gk[lane];
-      }
-    } else {  // partial last block: lane by lane, no load past g's end
-      for (int lane = 0; lane < nl; ++lane) {
+  if (nl == B) {
+    for (std::int64_t k0 = 0; k0 < K; k0 += Tile) {
+      T t[B];
+      for (int lane = 0; lane < B; ++lane) t[lane] = T(0);
+      host_conv_block_step<T, B>(t, g, 1, a, k0, std::min(k0 + Tile, K));
+      for (int lane = 0; lane < B; ++lane) run[lane] += t[lane];
+    }
+  } else {
+    for (int lane = 0; lane < nl; ++lane) {
+      T sum = run[lane];
+      for (std::int64_t k0 = 0; k0 < K; k0 += Tile) {
+        const std::int64_t k1 = std::min(k0 + Tile, K);
         T acc = T(0);
         for (std::int64_t k = k0; k < k1; ++k) acc += a[k] * g[lane + k];
-        t[lane] = acc;
+        sum += acc;
       }
+      run[lane] = sum;
     }
-    for (int lane = 0; lane < B; ++lane) run[lane] += t[lane];
   }
 }
 
