@@ -121,19 +121,21 @@ inline void host_conv_block_step(T* __restrict t, const T* __restrict base, std:
 #endif
 }
 
-/// The host kernels' edge terms: t[lane] += s_j l_{x0 + lane - j} for the j in [e0, e1) where
-/// lane has a real term (0 <= x0 + lane - j < m; the caller keeps e0 >= 0 and e1 <= n), lane
-/// by lane, j ascending.
+/// The host kernels' edge terms: t[lane] += s_j l_{x0 + lane - j} for the j in [e0, e1) and
+/// the lanes that have a real term there (0 <= x0 + lane - j < m: a contiguous range of
+/// lanes; the caller keeps e0 >= 0 and e1 <= n), j ascending: per lane the same terms in the
+/// same order as one lane at a time, with the lanes of one j independent (a vector loop).
 template <class T, int B>
-inline void host_conv_edge(T* t, const T* __restrict l, std::int64_t m, const T* __restrict s,
-                           std::int64_t x0, std::int64_t e0, std::int64_t e1) {
-  if (e0 >= e1) return;
-  for (int lane = 0; lane < B; ++lane) {
-    const std::int64_t x = x0 + lane;
-    const std::int64_t a = std::max(e0, x - (m - 1)), b = std::min(e1, x + 1);
-    T acc = t[lane];
-    for (std::int64_t j = a; j < b; ++j) acc += l[x - j] * s[j];
-    t[lane] = acc;
+inline void host_conv_edge(T* __restrict t, const T* __restrict l, std::int64_t m,
+                           const T* __restrict s, std::int64_t x0, std::int64_t e0,
+                           std::int64_t e1) {
+  for (std::int64_t j = e0; j < e1; ++j) {
+    const int lo = int(std::max<std::int64_t>(0, j - x0));
+    const int hi = int(std::min<std::int64_t>(B, j + m - x0));
+    const T sj = s[j];
+    const T* __restrict lj = l + (x0 - j);
+#pragma omp simd
+    for (int lane = lo; lane < hi; ++lane) t[lane] += lj[lane] * sj;
   }
 }
 
