@@ -26,11 +26,16 @@
 /// **Order and accuracy.** Per output, the terms in ascending j (k), in blocks of 256 aligned
 /// at j = 0 (the host tile of the generic kernel, ConvGenericShape), each block summed from
 /// zero in the value type and added to the running sum (in ascending batch order for a batch
-/// sum): the generic kernel's order exactly, so for the same compiler contraction (FMA or
-/// not) the results equal the generic kernel's bit for bit, and the bound stays
-/// |r_x - exact| <= gamma_k sum_j |s_j l_{x-j}|, k the number of terms, gamma_k = k u / (1 - k u).
-/// Each output is written by one work item: the result does not depend on the thread count or
-/// the schedule (deterministic run to run).
+/// sum): the generic kernel's order. Where every multiply and add is rounded on its own (x86
+/// without FMA: the default x86-64 target, and the host side of the CUDA builds) the results
+/// equal the generic kernel's bit for bit (the unit tests check it). Where the compiler may
+/// contract a multiply and an add into an FMA, it may do so in some loops and not in others, in
+/// either kernel, so the two can differ in the last bits. Either way
+/// |r_x - exact| <= gamma_k sum_j |s_j l_{x-j}|, k the number of terms, gamma_k = k u / (1 - k u)
+/// (u the unit roundoff; the same bound for the correlation with its K (times the batch) terms).
+/// Each output is written by one work item, by code chosen by its position only: the result
+/// does not depend on the thread count or the schedule (deterministic run to run, and OpenMP
+/// equals Serial).
 ///
 /// **Parallelism.** The (batch, block) items go to Kokkos::RangePolicy on the instance given,
 /// dynamic schedule (the blocks at the ends of the band have fewer terms), chunks of about

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host kernels of the convolution (backends/openmp/KokkosSketch_OpenMP_Convolve.hpp) on
 // OpenMP and Serial, through the dispatch structs: the forward and both correlations against
-// the FP64 references (|err| <= 1.01 gamma_k sum |terms|) and bit for bit against the generic
-// kernels (same summation order), over the shapes of the CUDA path test (sizes 1,
+// the FP64 references (|err| <= 1.01 gamma_k sum |terms|) and, where the compiler cannot fuse a
+// multiply and an add (the default x86-64 target), bit for bit against their stated summation
+// order evaluated on the host and against the generic kernels, over the shapes of the CUDA path test (sizes 1,
 // non-multiples of the block, m < n and m > n, batches, shared operands and batch sums),
 // float and double; rank-1 Views; strided Views falling back to the generic kernels; NaN and
 // Inf reaching exactly the entries whose terms hold them (no padding zero multiplied);
@@ -64,6 +65,81 @@ void corr_ref(const double* x, std::int64_t len, std::int64_t c, const double* g
     }
 }
 
+/// Whether every multiply and add is rounded on its own here (x86 without FMA, the default
+/// x86-64 target): then the host kernels' results are fully determined by their stated order
+/// and are compared bit for bit with it (ordered_* below) and with the generic kernels. Where
+/// the compiler may contract a multiply and an add into an FMA, it may do so in some loops and
+/// not in others (a vectorized product with an in-order scalar sum, say), in either kernel:
+/// there only the bounds (and OpenMP against Serial) are checked.
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__FMA__)
+constexpr bool exact_order_checks = true;
+#else
+constexpr bool exact_order_checks = false;
+#endif
+
+/// One term added to a block sum: the product rounded, then the sum rounded.
+template <class T>
+T add_term(T sum, T a, T b) {
+  volatile T prod = a * b;  // volatile: no contraction here
+  return prod + sum;
+}
+
+/// The host kernels' stated order, evaluated on the host: per output, the terms in ascending
+/// index of the shorter operand, in blocks of 256 aligned at 0, each block summed from zero
+/// and added to the running sum.
+template <class T>
+std::vector<double> ordered_forward(const std::vector<double>& P, std::int64_t bp, std::int64_t m,
+                                    const std::vector<double>& Q, std::int64_t bq, std::int64_t n,
+                                    std::int64_t B) {
+  const std::int64_t len = m + n - 1;
+  std::vector<double> r(B * len);
+  for (std::int64_t b = 0; b < B; ++b) {
+    const double* p = &P[(bp == 1 ? 0 : b) * m];
+    const double* q = &Q[(bq == 1 ? 0 : b) * n];
+    const double* l = m >= n ? p : q;
+    const double* sh = m >= n ? q : p;
+    const std::int64_t ml = std::max(m, n), ns = std::min(m, n);
+    for (std::int64_t x = 0; x < len; ++x) {
+      T run = 0;
+      for (std::int64_t t0 = 0; t0 < ns; t0 += 256) {
+        T t = 0;
+        for (std::int64_t j = t0; j < std::min<std::int64_t>(t0 + 256, ns); ++j)
+          if (x - j >= 0 && x - j < ml) t = add_term(t, T(l[x - j]), T(sh[j]));
+        run += t;
+      }
+      r[b * len + x] = double(run);
+    }
+  }
+  return r;
+}
+
+/// The same for the correlation out(bo, o) = sum_bb sum_k a(bb, k) g(bb, o + k) (K terms in
+/// blocks of 256; batch entries ascending when out has one row and g several).
+template <class T>
+std::vector<double> ordered_correlate(const std::vector<double>& A, std::int64_t ba,
+                                      std::int64_t K, const std::vector<double>& G,
+                                      std::int64_t B, std::int64_t glen, std::int64_t bo_rows,
+                                      std::int64_t O) {
+  std::vector<double> out(bo_rows * O);
+  const bool reduce = bo_rows == 1 && B > 1;
+  for (std::int64_t bo = 0; bo < bo_rows; ++bo)
+    for (std::int64_t o = 0; o < O; ++o) {
+      T run = 0;
+      for (std::int64_t bb = reduce ? 0 : bo; bb < (reduce ? B : bo + 1); ++bb) {
+        const double* a = &A[(ba == 1 ? 0 : bb) * K];
+        const double* g = &G[bb * glen];
+        for (std::int64_t k0 = 0; k0 < K; k0 += 256) {
+          T t = 0;
+          for (std::int64_t k = k0; k < std::min<std::int64_t>(k0 + 256, K); ++k)
+            t = add_term(t, T(a[k]), T(g[o + k]));
+          run += t;
+        }
+      }
+      out[bo * O + o] = double(run);
+    }
+  return out;
+}
+
 /// The generic forward kernel (the primary ConvolveApply's body), for bit comparisons.
 template <class Space, class P, class Q, class R>
 void generic_forward(const P& p, const Q& q, const R& r) {
@@ -78,7 +154,8 @@ void generic_forward(const P& p, const Q& q, const R& r) {
 }
 
 /// One shape through the host dispatch structs: forward, grad_p and grad_q against the FP64
-/// references and bit for bit against the generic kernels. `lay` of the inputs and outputs;
+/// references; where every operation is rounded on its own (exact_order_checks), bit for bit
+/// against the stated order and against the generic kernels. `lay` of the inputs and outputs;
 /// `host` whether the host kernels must take them (else the generic fallback).
 template <class Space, class Scalar>
 void host_case(std::int64_t bp, std::int64_t m, std::int64_t bq, std::int64_t n, Lay lay,
@@ -125,6 +202,14 @@ void host_case(std::int64_t bp, std::int64_t m, std::int64_t bq, std::int64_t n,
   EXPECT_TRUE(within_gamma<Scalar>(GQ, wq, double(m * B), n))
       << "grad_q, bp " << bp << " m " << m << " bq " << bq << " n " << n;
 
+  if (!exact_order_checks) return;
+  // The stated order, exactly.
+  EXPECT_EQ(R, ordered_forward<Scalar>(P, bp, m, Q, bq, n, B))
+      << "forward, bp " << bp << " m " << m << " bq " << bq << " n " << n;
+  EXPECT_EQ(GP, ordered_correlate<Scalar>(Q, bq, n, G, B, len, bp, m))
+      << "grad_p, bp " << bp << " m " << m << " bq " << bq << " n " << n;
+  EXPECT_EQ(GQ, ordered_correlate<Scalar>(P, bp, m, G, B, len, bq, n))
+      << "grad_q, bp " << bp << " m " << m << " bq " << bq << " n " << n;
   // The generic kernels: the same order of the sums, so the same values bit for bit.
   generic_forward<Space>(c_t(p), c_t(q), o_t(r0));
   Impl::CorrelateGeneric<Space, c_t, c_t, o_t>::apply(Space(), q, g, gp0, B);
