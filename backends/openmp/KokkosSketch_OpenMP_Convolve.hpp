@@ -13,10 +13,16 @@
 /// B / width unaligned contiguous loads of l (no gather, no shuffle). The block is an array of
 /// GCC/Clang vector-extension vectors (no intrinsics; any target the compiler has), so that it
 /// stays in registers whatever the compiler's loop heuristics; other compilers (and nvcc's
-/// host pass) get the same loop in plain C++ with `omp simd`. That loop runs over the interior range of j where every lane has a real term
-/// (max(0, x0 + B - m) <= j <= min(x0, n - 1)); the at most 2 (B - 1) other values of j (the
-/// triangles' edges) are done per lane over that lane's real terms only, so a padding zero is
-/// never multiplied and NaN and Inf propagate as the sum says.
+/// host pass) get the same loop in plain C++ with `omp simd`. That loop runs over the
+/// interior range of j where every lane has a real term (max(0, x0 + B - m) <= j <=
+/// min(x0, n - 1)). For the at most 2 (B - 1) other values of j (the triangles' edges) the
+/// lanes with a real term form a contiguous range: the vectors wholly inside it take the same
+/// step, the one or two across its ends take it under a lane mask (a select, reading
+/// zero-padded copies of the ends of l so that no load leaves the item's memory), the others
+/// skip it. A lane without a real term keeps its value exactly (the select discards its
+/// product, e.g. an Inf times a padding zero), so NaN and Inf reach exactly the outputs whose
+/// terms hold them (with FP exception traps enabled, a discarded Inf * 0 would trap). Without
+/// vector extensions the edges loop over each j's range of lanes.
 ///
 /// **Correlation** (both gradients). out_o = sum_k a_k g_{o+k}, k < K = length(a), o < O:
 /// every output has K real terms, so a block of B outputs is the vector loop alone (a partial
@@ -86,9 +92,10 @@ struct HostConvShape {
   static constexpr std::int64_t tile = ConvGenericShape<Kokkos::DefaultHostExecutionSpace>::tile;
 };
 
-#if defined(__GNUC__) && !defined(__CUDACC__)
+#if !defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && defined(__GNUC__) && !defined(__CUDACC__)
 /// GCC and Clang vector extensions (no intrinsics): the register block is an array of vectors
-/// that the compiler keeps in registers; other compilers take the plain loops.
+/// that the compiler keeps in registers; other compilers take the plain loops (define it as 0
+/// to force them).
 #define KOKKOSSKETCH_HOST_CONV_VECTOR_EXT 1
 #endif
 
@@ -99,7 +106,7 @@ struct HostConvShape {
 template <class T, int B>
 inline void host_conv_block_step(T* __restrict t, const T* __restrict base, std::int64_t step,
                                  const T* __restrict coef, std::int64_t j0, std::int64_t j1) {
-#if defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT)
+#if defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && KOKKOSSKETCH_HOST_CONV_VECTOR_EXT
   typedef T vec __attribute__((vector_size(host_conv_vector_bytes)));
   constexpr int W = host_conv_vector_bytes / int(sizeof(T));
   constexpr int NV = B / W;
@@ -126,14 +133,76 @@ inline void host_conv_block_step(T* __restrict t, const T* __restrict base, std:
 #endif
 }
 
+/// The ends of the longer operand as the edge steps read them, zero-padded: head holds
+/// l_i for i in [-B, 2B), tail for i in [m - 2B, m + B) (0 outside [0, m)), so that a window
+/// of B lanes starting at x0 - j lies in memory of the work item for every edge term j.
+template <class T, int B>
+struct HostConvEnds {
+  T head[3 * B];
+  T tail[3 * B];
+  /// Fills head when `upper` (the block has terms j > x0), tail when `lower` (terms j with
+  /// x0 + B - 1 - j >= m).
+  HostConvEnds(const T* __restrict l, std::int64_t m, bool upper, bool lower) {
+    if (upper) fill(head, l, m, -B);
+    if (lower) fill(tail, l, m, m - 2 * B);
+  }
+  /// out[i - from] = l_i for i in [from, from + 3B), zero outside [0, m).
+  static void fill(T* __restrict out, const T* __restrict l, std::int64_t m, std::int64_t from) {
+    const std::int64_t a = std::max<std::int64_t>(from, 0);
+    const std::int64_t b = std::min<std::int64_t>(from + 3 * B, m);
+    for (int i = 0; i < 3 * B; ++i) out[i] = T(0);
+    if (a < b) std::memcpy(out + (a - from), l + a, std::size_t(b - a) * sizeof(T));
+  }
+};
+
 /// The host kernels' edge terms: t[lane] += s_j l_{x0 + lane - j} for the j in [e0, e1) and
 /// the lanes that have a real term there (0 <= x0 + lane - j < m: a contiguous range of
-/// lanes; the caller keeps e0 >= 0 and e1 <= n), j ascending: per lane the same terms in the
-/// same order as one lane at a time, with the lanes of one j independent (a vector loop).
+/// lanes; the caller keeps e0 >= 0, e1 <= n, and these j outside the interior range), j
+/// ascending: per lane the same terms in the same order as one lane at a time. With vector
+/// extensions, on the register block: a vector whose lanes all have a real term takes the
+/// plain step; the one or two vectors across the range's ends take it under a lane mask (a
+/// select: a lane without a real term keeps its value exactly, whatever the discarded product
+/// is), reading the window from the zero-padded ends; vectors without a real term skip it.
+/// Otherwise, a loop over each j's range of lanes.
 template <class T, int B>
 inline void host_conv_edge(T* __restrict t, const T* __restrict l, std::int64_t m,
                            const T* __restrict s, std::int64_t x0, std::int64_t e0,
-                           std::int64_t e1) {
+                           std::int64_t e1, const HostConvEnds<T, B>* ends) {
+  if (e0 >= e1) return;
+#if defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && KOKKOSSKETCH_HOST_CONV_VECTOR_EXT
+  (void)l;
+  using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+  typedef T vec __attribute__((vector_size(host_conv_vector_bytes)));
+  typedef I ivec __attribute__((vector_size(host_conv_vector_bytes)));
+  constexpr int W = host_conv_vector_bytes / int(sizeof(T));
+  constexpr int NV = B / W;
+  static_assert(NV * W == B && sizeof(I) == sizeof(T), "the block is a whole number of vectors");
+  vec acc[NV];
+  for (int v = 0; v < NV; ++v) std::memcpy(&acc[v], t + v * W, sizeof(vec));
+  ivec idx;
+  for (int i = 0; i < W; ++i) idx[i] = I(i);
+  for (std::int64_t j = e0; j < e1; ++j) {
+    const std::int64_t start = x0 - j;  // l index of lane 0: < 0 (upper edge) or > m - B
+    const T* __restrict win =
+        start < 0 ? ends->head + (start + B) : ends->tail + (start - (m - 2 * B));
+    const int lo = int(std::max<std::int64_t>(0, -start));     // first lane with a term
+    const int hi = int(std::min<std::int64_t>(B, m - start));  // past the last one
+    const vec c = s[j] - vec{};
+    for (int v = 0; v < NV; ++v) {
+      if (v * W + W <= lo || v * W >= hi) continue;
+      vec xv;
+      std::memcpy(&xv, win + v * W, sizeof(vec));
+      if (v * W >= lo && v * W + W <= hi) {
+        acc[v] += xv * c;
+      } else {
+        const ivec vlo = I(lo - v * W) - ivec{}, vhi = I(hi - v * W) - ivec{};
+        acc[v] = (idx >= vlo && idx < vhi) ? acc[v] + xv * c : acc[v];
+      }
+    }
+  }
+  for (int v = 0; v < NV; ++v) std::memcpy(t + v * W, &acc[v], sizeof(vec));
+#else
+  (void)ends;
   for (std::int64_t j = e0; j < e1; ++j) {
     const int lo = int(std::max<std::int64_t>(0, j - x0));
     const int hi = int(std::min<std::int64_t>(B, j + m - x0));
@@ -142,6 +211,7 @@ inline void host_conv_edge(T* __restrict t, const T* __restrict l, std::int64_t 
 #pragma omp simd
     for (int lane = lo; lane < hi; ++lane) t[lane] += lj[lane] * sj;
   }
+#endif
 }
 
 /// r_x for x in [x0, x0 + B) ∩ [0, m + n - 1) of one batch entry: l (length m) the longer
@@ -157,16 +227,22 @@ inline void host_conv_forward_block(const T* __restrict l, std::int64_t m,
   const std::int64_t i1 = std::min<std::int64_t>(x0, n - 1) + 1;
   T run[B];
   for (int lane = 0; lane < B; ++lane) run[lane] = T(0);
+#if defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && KOKKOSSKETCH_HOST_CONV_VECTOR_EXT
+  const HostConvEnds<T, B> ends_(l, m, x0 < n - 1, x0 + B > m);
+  const HostConvEnds<T, B>* const ends = &ends_;
+#else
+  const HostConvEnds<T, B>* const ends = nullptr;
+#endif
   for (std::int64_t t0 = u0 / Tile * Tile; t0 < u1; t0 += Tile) {
     const std::int64_t c0 = std::max(t0, u0), c1 = std::min(t0 + Tile, u1);
     T t[B];
     for (int lane = 0; lane < B; ++lane) t[lane] = T(0);
     if (i0 < i1) {
-      host_conv_edge<T, B>(t, l, m, s, x0, c0, std::min(c1, i0));
+      host_conv_edge<T, B>(t, l, m, s, x0, c0, std::min(c1, i0), ends);
       host_conv_block_step<T, B>(t, l + x0, -1, s, std::max(c0, i0), std::min(c1, i1));
-      host_conv_edge<T, B>(t, l, m, s, x0, std::max(c0, i1), c1);
+      host_conv_edge<T, B>(t, l, m, s, x0, std::max(c0, i1), c1, ends);
     } else {
-      host_conv_edge<T, B>(t, l, m, s, x0, c0, c1);
+      host_conv_edge<T, B>(t, l, m, s, x0, c0, c1, ends);
     }
     for (int lane = 0; lane < B; ++lane) run[lane] += t[lane];
   }
