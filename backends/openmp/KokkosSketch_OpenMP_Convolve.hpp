@@ -12,8 +12,8 @@
 /// held in registers: for each term j, t[lane] += s_j l_{x0 + lane - j}, one broadcast and
 /// B / width unaligned contiguous loads of l (no gather, no shuffle). The block is an array of
 /// GCC/Clang vector-extension vectors (no intrinsics; any target the compiler has), so that it
-/// stays in registers whatever the compiler's loop heuristics; other compilers (and nvcc's
-/// host pass) get the same loop in plain C++ with `omp simd`. That loop runs over the
+/// stays in registers whatever the compiler's loop heuristics; other compilers get the same
+/// loop in plain C++ with `omp simd`. That loop runs over the
 /// interior range of j where every lane has a real term (max(0, x0 + B - m) <= j <=
 /// min(x0, n - 1)). For the at most 2 (B - 1) other values of j (the triangles' edges) the
 /// lanes with a real term form a contiguous range: the vectors wholly inside it take the same
@@ -92,10 +92,10 @@ struct HostConvShape {
   static constexpr std::int64_t tile = ConvGenericShape<Kokkos::DefaultHostExecutionSpace>::tile;
 };
 
-#if !defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && defined(__GNUC__) && !defined(__CUDACC__)
-/// GCC and Clang vector extensions (no intrinsics): the register block is an array of vectors
-/// that the compiler keeps in registers; other compilers take the plain loops (define it as 0
-/// to force them).
+#if !defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && defined(__GNUC__)
+/// GCC and Clang vector extensions (no intrinsics; nvcc passes them to its GCC host compiler):
+/// the register block is an array of vectors that the compiler keeps in registers; other
+/// compilers take the plain loops (define it as 0 to force them).
 #define KOKKOSSKETCH_HOST_CONV_VECTOR_EXT 1
 #endif
 
