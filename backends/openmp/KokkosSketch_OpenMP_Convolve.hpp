@@ -101,8 +101,8 @@ struct HostConvShape {
 
 /// The register block's step: t[lane] += x_j[lane] c_j for j in [j0, j1), every lane, with
 /// x_j = base + j step (step -1: the forward's l_{x0 - j + lane}; +1: the correlation's
-/// g_{k + lane}) and c_j = coef[j]; per lane one multiply and one add per j, in j order (a
-/// fused multiply-add where the compiler contracts, as it does in the generic kernel).
+/// g_{k + lane}) and c_j = coef[j]; per lane one multiply and one add per j, in j order (one
+/// fused multiply-add where the compiler contracts them).
 template <class T, int B>
 inline void host_conv_block_step(T* __restrict t, const T* __restrict base, std::int64_t step,
                                  const T* __restrict coef, std::int64_t j0, std::int64_t j1) {
