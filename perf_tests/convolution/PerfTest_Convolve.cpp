@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Perf suite of the convolution, registered once per enabled execution space, float, direct
 // method, with the sizes and same-run baselines:
-//   convolve            r = p * q (the dispatched path: the CUDA kernels on Cuda);
-//   convolve_generic    (spaces other than Serial) the generic TeamPolicy kernel, so a backend
-//                       specialization keeps a benchmark against it;
+//   convolve            r = p * q (the dispatched path: the CUDA kernels on Cuda, the host
+//                       kernels of backends/openmp/KokkosSketch_OpenMP_Convolve.hpp on OpenMP
+//                       and Serial);
+//   convolve_generic    the generic TeamPolicy kernel, so a backend specialization keeps a
+//                       benchmark against it;
 //   convolve_grad_p     convolve_backward, grad_p only (grad_q skipped);
 //   convolve_grad_q     convolve_backward, grad_q only;
 //   cudnn_conv1d        (Cuda, cuDNN found) cuDNN's 1-D (grouped) convolution, same data;
@@ -18,7 +20,15 @@
 //                       not prove). The inputs have random signs (fill_nonzero), so entries
 //                       near zero cannot be proven and the fallback is what is timed there;
 //   plan_fft_backward   (same spaces) ConvolutionPlan::backward with Method::fft, both
-//                       gradients (the direct neighbours time one gradient each).
+//                       gradients (the direct neighbours time one gradient each);
+//   fma_peak            (host spaces) the FP32 multiply-add peak of the space's threads with
+//                       this build's instruction set: one work item per thread, each running
+//                       12 independent chains x = x a + b on vectors of the width the host
+//                       convolution uses (Impl::host_conv_vector_bytes), in registers; one
+//                       FMA instruction per lane and step where the target has FMA, a multiply
+//                       and an add otherwise (as in the convolution's own loops). Counter
+//                       `GFMA/s` (lane multiply-adds per second): the same-run reference of the
+//                       host target, direct `convolve` at 50% of it.
 // Sizes (batch x m x n), devices: 1 x 65536 x 65536, 1 x 2048 x 2048, 4096 x 512 x 512 (the
 // issue's targets: 0.25 ms, 10 us, 50% of the FP32 FMA peak; each gradient within 1.3x of the
 // forward); hosts (small set): 1 x 8192 x 8192, 1 x 2048 x 2048, 256 x 512 x 512; the full set
@@ -26,7 +36,8 @@
 // plan_fft only): the crossover that sets Method::automatic's default fft_min_length there;
 // and `launch_floor` (devices): one empty one-thread kernel and the fence, the floor under the
 // 10 us target at m = n = 2048. GFLOP/s counts 2 batch m n (one FMA = 2 flops), so the
-// FP32 peak of the device is the reference. KOKKOSSKETCH_BENCH_SIZES, _REPETITIONS, _MIN_TIME
+// FP32 peak of the device is the reference; GFMA/s counts batch m n (compare with fma_peak
+// on hosts). KOKKOSSKETCH_BENCH_SIZES, _REPETITIONS, _MIN_TIME
 // as in every suite.
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_ConvolutionPlan.hpp>
@@ -50,14 +61,6 @@ namespace Perf {
 namespace {
 
 constexpr std::uint64_t conv_seed = 0x5EED0C0Du;
-
-/// True for Kokkos::Serial (no generic-kernel comparison there: it is the only path).
-template <class Space>
-inline constexpr bool conv_is_serial_v = false;
-#ifdef KOKKOS_ENABLE_SERIAL
-template <>
-inline constexpr bool conv_is_serial_v<Kokkos::Serial> = true;
-#endif
 
 struct ConvSize {
   std::int64_t batch, m, n;
@@ -126,10 +129,66 @@ void set_conv_counters(benchmark::State& state, const ConvSize& s, double second
   const double len = double(s.m + s.n - 1);
   const double bytes = double(s.batch) * (double(s.m) + double(s.n) + len) * sizeof(float);
   set_rates(state, seconds, bytes, 2.0 * double(s.batch) * double(s.m) * double(s.n));
+  if (seconds > 0.0 && state.iterations() > 0)
+    state.counters["GFMA/s"] = double(s.batch) * double(s.m) * double(s.n) *
+                               double(state.iterations()) / seconds * 1e-9;
   state.counters["batch"] = double(s.batch);
   state.counters["m"] = double(s.m);
   state.counters["n"] = double(s.n);
 }
+
+#if defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_SERIAL)
+/// The host multiply-add peak (fma_peak): work item t runs C independent chains of V-lane
+/// vectors, x = x a + b, `iters` steps, and writes their sum to out(t) (so that nothing is
+/// optimized away). a = 0.5 and b = 1 keep every x in [0.5, 2] (no subnormals, no overflow).
+struct FmaPeakKernel {
+  static constexpr int V = Impl::host_conv_vector_bytes / int(sizeof(float));
+  static constexpr int C = 12;  ///< chains: latency x throughput of a multiply-add, covered
+  Kokkos::View<float*, Kokkos::HostSpace> out;
+  std::int64_t iters = 0;
+  float a = 0.5f, b = 1.0f;
+  void operator()(const std::int64_t t) const {
+    float x[C][V];
+    for (int c = 0; c < C; ++c)
+      for (int v = 0; v < V; ++v) x[c][v] = 1.0f + float((t + c + v) % 7) * 0.125f;
+    for (std::int64_t it = 0; it < iters; ++it)
+      for (int c = 0; c < C; ++c)
+#pragma omp simd
+        for (int v = 0; v < V; ++v) x[c][v] = x[c][v] * a + b;
+    float s = 0.0f;
+    for (int c = 0; c < C; ++c)
+      for (int v = 0; v < V; ++v) s += x[c][v];
+    out(t) = s;
+  }
+};
+
+/// fma_peak on a host space: one FmaPeakKernel item per thread (static schedule, one item a
+/// thread), counter GFMA/s.
+template <class Space>
+void bench_fma_peak(benchmark::State& state, const std::string& name, const Space& space) {
+  guarded(state, [&] {
+    if constexpr (is_host_v<Space>) {
+      const std::int64_t threads = space.concurrency();
+      FmaPeakKernel k;
+      k.out = Kokkos::View<float*, Kokkos::HostSpace>("KokkosSketch::perf::fma_peak", threads);
+      k.iters = std::int64_t(1) << 21;
+      using range_t = Kokkos::RangePolicy<Space, Kokkos::Schedule<Kokkos::Static>,
+                                          Kokkos::IndexType<std::int64_t>>;
+      const double secs = time_manual(state, name, space, [&] {
+        Kokkos::parallel_for("KokkosSketch::perf::fma_peak",
+                             range_t(space, 0, threads).set_chunk_size(1), k);
+      });
+      const double fmas = double(threads) * double(k.iters) * FmaPeakKernel::C * FmaPeakKernel::V;
+      if (secs > 0.0 && state.iterations() > 0)
+        state.counters["GFMA/s"] = fmas * double(state.iterations()) / secs * 1e-9;
+      state.counters["threads"] = double(threads);
+      state.counters["lanes"] = double(FmaPeakKernel::V);
+      state.counters["check"] = double(k.out(0));
+    }
+  });
+}
+
+#endif
 
 /// An empty kernel body (launch_floor).
 struct ConvEmptyKernel {
@@ -257,8 +316,7 @@ void register_conv_space(const Space& space, SizeSet sizes) {
     std::vector<Entry> entries = {{"convolve", ConvBench::convolve},
                                   {"convolve_grad_p", ConvBench::grad_p},
                                   {"convolve_grad_q", ConvBench::grad_q}};
-    if constexpr (!conv_is_serial_v<Space>)
-      entries.push_back({"convolve_generic", ConvBench::generic});
+    entries.push_back({"convolve_generic", ConvBench::generic});
     if constexpr (ConvolutionPlan<Space, float>::fft_available) {
       entries.push_back({"plan_fft", ConvBench::plan_fft});
       entries.push_back({"plan_automatic", ConvBench::plan_auto});
@@ -276,6 +334,16 @@ void register_conv_space(const Space& space, SizeSet sizes) {
 #endif
     for (const Entry& e : entries) register_conv_bench(space, plan, e.bench, s, e.which);
   }
+#if defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_SERIAL)
+  // The host's multiply-add peak, the reference of the host sizes' GFMA/s.
+  if constexpr (is_host_v<Space>) {
+    const std::string name = bench_name("fma_peak", space.name(), {});
+    auto* bm = benchmark::RegisterBenchmark(
+        name.c_str(), [=](benchmark::State& st) { bench_fma_peak(st, name, space); });
+    bm->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(plan.min_time);
+    if (plan.repetitions > 1) bm->Repetitions(plan.repetitions)->DisplayAggregatesOnly(true);
+  }
+#endif
   // What one launch and a fence cost on this space (the floor of the small sizes' targets).
   if (!is_host_v<Space>) register_conv_bench(space, plan, "launch_floor", {1, 1, 1}, ConvBench::launch_floor);
   // The crossover of Method::automatic on this space: direct against FFT at growing lengths.

@@ -61,4 +61,8 @@ inline constexpr bool convolve_backend_available_v =
 #include <KokkosSketch_Cuda_Convolve.hpp>
 #endif
 
+#if defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_SERIAL)
+#include <KokkosSketch_OpenMP_Convolve.hpp>
+#endif
+
 #endif
