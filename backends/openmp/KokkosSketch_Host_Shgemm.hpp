@@ -13,6 +13,8 @@
 #ifndef KOKKOSSKETCH_HOST_SHGEMM_HPP
 #define KOKKOSSKETCH_HOST_SHGEMM_HPP
 
+#include <KokkosSketch_Shgemm.hpp>
+
 #include <KokkosSketch_DenseLA.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_Traits.hpp>
