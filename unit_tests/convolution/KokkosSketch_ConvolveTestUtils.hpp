@@ -6,7 +6,10 @@
 #ifndef KOKKOSSKETCH_CONVOLVETESTUTILS_HPP
 #define KOKKOSSKETCH_CONVOLVETESTUTILS_HPP
 
+#include <KokkosSketch_TestUtils.hpp>
+
 #include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
@@ -124,6 +127,16 @@ inline Ref conv_ref(const std::vector<double>& P, std::int64_t bp, std::int64_t 
       }
   }
   return r;
+}
+
+/// |got - want| <= 1.01 gamma_k abs + tiny, entry by entry.
+template <class Scalar>
+::testing::AssertionResult within_gamma(const std::vector<double>& got, const Ref& want, double k,
+                                        std::size_t ncols) {
+  std::vector<double> bound(want.val.size());
+  for (std::size_t i = 0; i < bound.size(); ++i)
+    bound[i] = 1.01 * gamma<Scalar>(k) * want.abs[i] + 1e-300;
+  return TestUtil::within_bounds(got, want.val, bound, ncols);
 }
 
 }  // namespace ConvTest

@@ -27,16 +27,6 @@ template <class Space>
 class ConvolveTest : public ::testing::Test {};
 TYPED_TEST_SUITE(ConvolveTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
-/// |got - want| <= 1.01 gamma_k abs + tiny, entry by entry.
-template <class Scalar>
-::testing::AssertionResult within_gamma(const std::vector<double>& got, const Ref& want, double k,
-                                        std::size_t ncols) {
-  std::vector<double> bound(want.val.size());
-  for (std::size_t i = 0; i < bound.size(); ++i)
-    bound[i] = 1.01 * gamma<Scalar>(k) * want.abs[i] + 1e-300;
-  return TestUtil::within_bounds(got, want.val, bound, ncols);
-}
-
 /// One forward case: p (bp x m, layout lp) * q (bq x n, layout lq) into r (B x rlen, layout lr).
 template <class Space, class Scalar>
 void forward_case(std::int64_t bp, std::int64_t m, Lay lp, std::int64_t bq, std::int64_t n, Lay lq,

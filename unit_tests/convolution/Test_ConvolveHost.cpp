@@ -44,16 +44,6 @@ template <class Space>
 class ConvolveHostTest : public ::testing::Test {};
 TYPED_TEST_SUITE(ConvolveHostTest, HostSpaces, TestUtil::SpaceName);
 
-/// |got - want| <= 1.01 gamma_k abs + tiny, entry by entry.
-template <class Scalar>
-::testing::AssertionResult within_gamma(const std::vector<double>& got, const Ref& want, double k,
-                                        std::size_t ncols) {
-  std::vector<double> bound(want.val.size());
-  for (std::size_t i = 0; i < bound.size(); ++i)
-    bound[i] = 1.01 * gamma<Scalar>(k) * want.abs[i] + 1e-300;
-  return TestUtil::within_bounds(got, want.val, bound, ncols);
-}
-
 /// band(x, c)^T g accumulated into out (and the sums of |terms| into abs):
 /// out_j += sum_i x_i g_{i + j}.
 void corr_ref(const double* x, std::int64_t len, std::int64_t c, const double* g, double* out,
