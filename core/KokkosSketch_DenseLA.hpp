@@ -32,11 +32,13 @@
 #include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace KokkosSketch {
@@ -97,12 +99,24 @@ MatrixBatch<const Scalar> const_batch(const MatrixBatch<Scalar>& b) {
 ///              Scalar* U, int ldu, Scalar* VT, int ldvt);    // thin, any m, n; A destroyed
 ///   void syevd(const ExecSpace&, int n, Scalar* A, int lda, Scalar* W);  // upper, vectors
 ///   static const char* svd_path(SvdDriver);                 // library routine gesvd calls
+/// and optionally (detected; DenseLA::gemm_nn_tf32 falls back to gemm without it):
+///   void gemm_nn_tf32(const ExecSpace&, int m, int n, int k, const float* A, int lda,
+///                     const float* B, int ldb, float* C, int ldc);  // C <- A B on TF32 units
 template <class ExecSpace, class Scalar, class Enable = void>
 struct DenseLABackend {
   static_assert(!std::is_same<Enable, Enable>::value,
                 "KokkosSketch: no dense linear algebra backend (LAPACK, cuSOLVER) for this "
                 "execution space");
 };
+
+/// Whether a DenseLA backend has the optional TF32 GEMM.
+template <class Backend, class ExecSpace, class = void>
+struct has_tf32_gemm : std::false_type {};
+template <class Backend, class ExecSpace>
+struct has_tf32_gemm<Backend, ExecSpace,
+                     std::void_t<decltype(std::declval<Backend&>().gemm_nn_tf32(
+                         std::declval<const ExecSpace&>(), 0, 0, 0, (const float*)nullptr, 0,
+                         (const float*)nullptr, 0, (float*)nullptr, 0))>> : std::true_type {};
 
 /// Checks that a 64-bit extent fits the 32-bit integers of LAPACK/cuSOLVER.
 inline int to_lapack_int(const char* f, std::int64_t v, const char* what) {
@@ -536,6 +550,49 @@ class DenseLA {
     } else {
       KokkosBlas::gemm(transA, transB, alpha, on_space<ExecSpace>(A), on_space<ExecSpace>(B),
                        beta, on_space<ExecSpace>(C));
+    }
+  }
+
+  /// \brief Whether gemm_nn_tf32 runs on TF32 units on this backend (cuBLAS on CUDA) rather
+  /// than falling back to the FP32 gemm.
+  static constexpr bool has_tf32 = std::is_same<Scalar, float>::value && has_tf32_gemm<backend_type, ExecSpace>::value;
+
+  /// \brief C = A B (float, column-major, no transposes) with the inputs rounded to TF32
+  /// (10-bit mantissas) and FP32 accumulation, where the backend has TF32 units (cuBLAS
+  /// CUBLAS_COMPUTE_32F_FAST_TF32 on CUDA; relative error of each product term up to about
+  /// 2^-10 instead of 2^-23); elsewhere exactly gemm("N", "N", 1, A, B, 0, C). C is not read.
+  /// \param [in] A m x k LayoutLeft View (stride(1) is the leading dimension)
+  /// \param [in] B k x n LayoutLeft View
+  /// \param [out] C m x n LayoutLeft View
+  /// \throws Error on mismatched extents or an extent beyond 32-bit integers
+  template <class AView, class BView, class CView>
+  void gemm_nn_tf32(const AView& A, const BView& B, const CView& C) {
+    static_check_view<ExecSpace, AView, 2, false>();
+    static_check_view<ExecSpace, BView, 2, false>();
+    static_check_view<ExecSpace, CView, 2, true>();
+    const char* f = "DenseLA::gemm_nn_tf32";
+    const std::int64_t m = A.extent(0), k = A.extent(1), n = B.extent(1);
+    KOKKOSSKETCH_THROW_IF(std::int64_t(B.extent(0)) != k || std::int64_t(C.extent(0)) != m ||
+                              std::int64_t(C.extent(1)) != n,
+                          f, "A is ", m, " x ", k, ", B ", B.extent(0), " x ", n, ", C ",
+                          C.extent(0), " x ", C.extent(1));
+    if constexpr (has_tf32) {
+      static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value &&
+                        std::is_same<typename BView::array_layout, Kokkos::LayoutLeft>::value &&
+                        std::is_same<typename CView::array_layout, Kokkos::LayoutLeft>::value,
+                    "KokkosSketch: gemm_nn_tf32 takes LayoutLeft Views");
+      if (m == 0 || n == 0) return;
+      if (k == 0) {
+        Kokkos::deep_copy(m_space, C, Scalar(0));
+        return;
+      }
+      auto lead = [](const auto& v) { return std::max<std::int64_t>(1, std::int64_t(v.stride(1))); };
+      m_backend.gemm_nn_tf32(m_space, to_lapack_int(f, m, "m"), to_lapack_int(f, n, "n"),
+                             to_lapack_int(f, k, "k"), A.data(), to_lapack_int(f, lead(A), "lda"),
+                             B.data(), to_lapack_int(f, lead(B), "ldb"), C.data(),
+                             to_lapack_int(f, lead(C), "ldc"));
+    } else {
+      gemm("N", "N", Scalar(1), A, B, Scalar(0), C);
     }
   }
 

@@ -66,7 +66,27 @@ enum class ALSDenseTerm {
   automatic
 };
 
+/// \brief The arithmetic of the dense-term GEMM (ALSDenseTerm::gemm path only).
+enum class ALSDenseMath {
+  /// FP32 GEMM (cuBLAS SGEMM on CUDA, host BLAS on hosts).
+  fp32,
+  /// On CUDA, the GEMM's inputs P and YtY + lambda I rounded to TF32 (10-bit mantissas) on
+  /// the Tensor Cores, FP32 accumulation: each CG step's dense product D = P G then carries a
+  /// relative error up to about 2^-10 per term, like a slightly inexact matrix-vector product
+  /// of CG (the sparse term, the CG vectors and the update stay FP32). Backends without
+  /// TF32 units (hosts) compute the FP32 GEMM: results equal fp32's there.
+  tf32
+};
+
 namespace Impl {
+/// \brief Names of ALSDenseMath for Impl::check_enum.
+template <>
+struct EnumTraits<ALSDenseMath> {
+  /// The enum's name.
+  static constexpr const char* name = "ALSDenseMath";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"fp32", "tf32"};
+};
 /// \brief Names of ALSDenseTerm for Impl::check_enum.
 template <>
 struct EnumTraits<ALSDenseTerm> {
@@ -108,6 +128,9 @@ struct ImplicitALSOptions {
   /// default picks by backend and factor count (ALSDenseTerm::automatic: on CUDA the lockstep
   /// kernels, 5.5x faster than the per-row ones at 256 factors, run H100-18).
   ALSDenseTerm dense_term = ALSDenseTerm::automatic;
+  /// Arithmetic of the dense-term GEMM when the GEMM path runs (ALSDenseMath::tf32: Tensor
+  /// Cores on CUDA, opt-in because it changes the rounding of every CG step's product).
+  ALSDenseMath dense_math = ALSDenseMath::fp32;
   /// Validate the interaction matrix (CSR structure, values finite and >= 0) before using it.
   /// The check returns a verdict to the host, so it waits for the plan's instance.
   bool validate = true;
@@ -432,6 +455,7 @@ class ImplicitALS {
     const char* f = "ImplicitALS";
     Impl::check_enum(f, "opts.confidence", o.confidence);
     Impl::check_enum(f, "opts.dense_term", o.dense_term);
+    Impl::check_enum(f, "opts.dense_math", o.dense_math);
     KOKKOSSKETCH_THROW_IF(o.factors < 1, f, "opts.factors = ", o.factors, " must be >= 1");
     KOKKOSSKETCH_THROW_IF(!(o.lambda >= 0) || !std::isfinite(o.lambda), f, "opts.lambda = ",
                           o.lambda, " must be finite and >= 0");
@@ -639,9 +663,14 @@ class ImplicitALS {
     // G^T, S^T and D^T are S and D read as column-major k x n.
     ul_t GL(w.g.data(), k, k);
     ul_t DT(w.d.data(), k, n);
+    const bool tf32 = m_opts.dense_math == ALSDenseMath::tf32;
     auto dense = [&](const fmatrix_t& src) {
       ul_t ST(src.data(), k, n);
-      m_la.gemm("N", "N", 1.0f, GL, ST, 0.0f, DT);
+      if (tf32) {
+        m_la.gemm_nn_tf32(GL, ST, DT);
+      } else {
+        m_la.gemm("N", "N", 1.0f, GL, ST, 0.0f, DT);
+      }
     };
     lk::phase(m_space, pr, w, cg::load);
     dense(w.x);

@@ -92,6 +92,11 @@ struct ALSLockstepApply<Kokkos::Cuda, S> {
   }
   /// Enqueues phase `ph` (ALSGemmCG::Phase) on the instance's stream.
   static void phase(const Kokkos::Cuda& space, const problem_t& pr, const work_t& w, int ph) {
+    phase_with(space, pr, w, ph, 1);
+  }
+  /// phase() with the task kernel's row-gather mode (CudaALS::LockstepProblem::row_prefetch).
+  static void phase_with(const Kokkos::Cuda& space, const problem_t& pr, const work_t& w, int ph,
+                         int row_prefetch) {
     if (!segmented(pr)) {
       using cg = ALSGemmCG<Kokkos::Cuda, S>;
       cg::run(space, pr, w, typename cg::Phase(ph));
@@ -117,9 +122,31 @@ struct ALSLockstepApply<Kokkos::Cuda, S> {
     p.n_long = pr.n_long;
     p.n_rows = pr.n_rows;
     p.k = pr.k;
+    p.row_prefetch = row_prefetch;
     CudaALS::lockstep_phase(p, CudaALS::LockstepPhase(ph), space.cuda_stream());
   }
 };
+
+/// \brief ALSLockstepApply with another row-gather mode of the task kernel, for benchmarks
+/// (ALSPlanAccess::iterate_lockstep): Mode 0, each trip gathers its rows at its start (the
+/// first design); 2, rows one trip ahead with one nonzero per trip at 129-256 factors.
+template <class ExecSpace, class S, int Mode>
+struct ALSLockstepRowModeApply;
+template <class S, int Mode>
+struct ALSLockstepRowModeApply<Kokkos::Cuda, S, Mode> : ALSLockstepApply<Kokkos::Cuda, S> {
+  using base = ALSLockstepApply<Kokkos::Cuda, S>;
+  /// Enqueues phase `ph` with row-gather mode Mode.
+  static void phase(const Kokkos::Cuda& space, const typename base::problem_t& pr,
+                    const typename base::work_t& w, int ph) {
+    base::phase_with(space, pr, w, ph, Mode);
+  }
+};
+/// Mode 0 of ALSLockstepRowModeApply (template-template argument form).
+template <class ExecSpace, class S>
+using ALSLockstepTripRowsApply = ALSLockstepRowModeApply<ExecSpace, S, 0>;
+/// Mode 2 of ALSLockstepRowModeApply.
+template <class ExecSpace, class S>
+using ALSLockstepOneRowApply = ALSLockstepRowModeApply<ExecSpace, S, 2>;
 
 }  // namespace Impl
 }  // namespace KokkosSketch

@@ -91,6 +91,10 @@ struct LockstepProblem {
   std::int64_t n_long = 0;                  ///< split rows
   std::int64_t n_rows = 0;                  ///< CSR rows
   std::int64_t k = 0;                       ///< factors
+  /// Task kernel's row gathers: 1 (default) the next trip's rows issued during the current
+  /// trip; 0 each trip's rows at its start (the first design); 2 as 1 with one nonzero per
+  /// trip at 129-256 factors (benchmarks compare).
+  int row_prefetch = 1;
 };
 
 /// Phases of the lockstep CG (the values of ALSGemmCG::Phase).

@@ -169,8 +169,8 @@ __device__ __forceinline__ float lk_warp_sum(float v) {
 
 /// The task kernel (see the file comment). G lanes per group, F4 float4 chunks per lane, U
 /// nonzeros per group and trip.
-template <int F4, int U, Storage S, bool Vec, bool Residual>
-__global__ void __launch_bounds__(lk_threads, F4 <= 2 ? 3 : 1)
+template <int F4, int U, Storage S, bool Vec, bool Residual, bool Pre, int MinBlocks>
+__global__ void __launch_bounds__(lk_threads, MinBlocks)
     lockstep_tasks_kernel(LockstepProblem pr, int G) {
   using E = LkElem<S>;
   using T = typename E::T;
@@ -208,23 +208,37 @@ __global__ void __launch_bounds__(lk_threads, F4 <= 2 ? 3 : 1)
           i[u] = tt < e ? __ldg(pr.entries + tt) : 0;
         }
       };
-      float cu[U];
-      std::int64_t iu[U];
-      fetch(b, cu, iu);
-      for (std::int64_t t = b; t < e; t += per_trip) {  // uniform trip count
-        float4 y[U][F4];
+      // The rows y_i of a trip's nonzeros (zero where the weight is not positive or past e).
+      auto gather = [&](const float(&c)[U], const std::int64_t(&i)[U], float4(&y)[U][F4]) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          const T* yrow = Y + iu[u] * k;
+          const T* yrow = Y + i[u] * k;
 #pragma unroll
           for (int j = 0; j < F4; ++j) {
-            const int c = gl + G * j;
-            y[u][j] = (cu[u] > 0.0f && c < k4) ? lk_ldy<S, Vec>(yrow, c, k) : lk_zero4();
+            const int cc = gl + G * j;
+            y[u][j] = (c[u] > 0.0f && cc < k4) ? lk_ldy<S, Vec>(yrow, cc, k) : lk_zero4();
           }
         }
-        float cn[U];
-        std::int64_t in[U];
-        fetch(t + per_trip, cn, in);
+      };
+      float cu[U], cn[U];
+      std::int64_t iu[U], in[U];
+      float4 y[U][F4];
+      fetch(b, cu, iu);
+      if (Pre) {  // rows one trip ahead: trip t's rows were issued during trip t - 1
+        gather(cu, iu, y);
+        fetch(b + per_trip, cn, in);
+      }
+      for (std::int64_t t = b; t < e; t += per_trip) {  // uniform trip count
+        float4 yn[U][F4];
+        float cnn[U];
+        std::int64_t inn[U];
+        if (Pre) {
+          gather(cn, in, yn);  // the next trip's rows (none past e: their weights are 0)
+          fetch(t + 2 * per_trip, cnn, inn);
+        } else {
+          gather(cu, iu, y);
+          fetch(t + per_trip, cn, in);
+        }
         float d[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -247,6 +261,12 @@ __global__ void __launch_bounds__(lk_threads, F4 <= 2 ? 3 : 1)
         for (int u = 0; u < U; ++u) {
           cu[u] = cn[u];
           iu[u] = in[u];
+          if (Pre) {
+            cn[u] = cnn[u];
+            in[u] = inn[u];
+#pragma unroll
+            for (int j = 0; j < F4; ++j) y[u][j] = yn[u][j];
+          }
         }
       }
       for (int o = G; o < 32; o <<= 1) {  // across the groups
@@ -456,33 +476,57 @@ unsigned lk_blocks(std::int64_t warps) {
   return unsigned(std::max<std::int64_t>(1, std::min((warps + per - 1) / per, lk_max_blocks)));
 }
 
-template <int F4, int U, Storage S, bool Vec>
+template <int F4, int U, Storage S, bool Vec, bool Pre, int MinBlocks>
 void launch_tasks(const LockstepProblem& pr, bool residual, int G, cudaStream_t stream) {
-  if (pr.n_tasks == 0) return;
   if (residual) {
-    lockstep_tasks_kernel<F4, U, S, Vec, true><<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr, G);
+    lockstep_tasks_kernel<F4, U, S, Vec, true, Pre, MinBlocks>
+        <<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr, G);
   } else {
-    lockstep_tasks_kernel<F4, U, S, Vec, false><<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr, G);
+    lockstep_tasks_kernel<F4, U, S, Vec, false, Pre, MinBlocks>
+        <<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr, G);
   }
   KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
 }
 
+/// The task kernel's variant for k and pr.row_prefetch (see LockstepProblem): F4 float4
+/// chunks per lane, U nonzeros per group and trip, rows gathered one trip ahead or not, the
+/// blocks per SM the register cap allows.
 template <Storage S, bool Vec>
 void launch_tasks_f(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
+  if (pr.n_tasks == 0) return;
   const int k4 = int((pr.k + 3) / 4);
+  const int mode = pr.row_prefetch;
   if (k4 <= 32) {
     int G = 1;
     while (G < k4) G <<= 1;
-    launch_tasks<1, 2, S, Vec>(pr, residual, G, stream);
+    if (mode == 0) {
+      launch_tasks<1, 2, S, Vec, false, 3>(pr, residual, G, stream);
+    } else {
+      launch_tasks<1, 2, S, Vec, true, 3>(pr, residual, G, stream);
+    }
     return;
   }
   const int per = (k4 + 31) / 32;  // 2 .. 8 (k <= 1024)
   if (per <= 2) {
-    launch_tasks<2, 2, S, Vec>(pr, residual, 32, stream);
+    if (mode == 0) {
+      launch_tasks<2, 2, S, Vec, false, 3>(pr, residual, 32, stream);
+    } else if (mode == 1) {
+      launch_tasks<2, 2, S, Vec, true, 2>(pr, residual, 32, stream);
+    } else {
+      launch_tasks<2, 1, S, Vec, true, 3>(pr, residual, 32, stream);
+    }
   } else if (per <= 4) {
-    launch_tasks<4, 2, S, Vec>(pr, residual, 32, stream);
+    if (mode == 0) {
+      launch_tasks<4, 2, S, Vec, false, 1>(pr, residual, 32, stream);
+    } else {
+      launch_tasks<4, 2, S, Vec, true, 1>(pr, residual, 32, stream);
+    }
   } else {
-    launch_tasks<8, 1, S, Vec>(pr, residual, 32, stream);
+    if (mode == 0) {
+      launch_tasks<8, 1, S, Vec, false, 1>(pr, residual, 32, stream);
+    } else {
+      launch_tasks<8, 1, S, Vec, true, 1>(pr, residual, 32, stream);
+    }
   }
 }
 

@@ -62,7 +62,7 @@ constexpr std::uint64_t als_plan_seed = 0xA15A15u;
 constexpr double als_bench_lambda = 0.1, als_bench_alpha = 40.0;
 constexpr int als_bench_cg = 3;
 
-ImplicitALSOptions als_bench_options(std::int64_t k, ALSDenseTerm dt) {
+ImplicitALSOptions als_bench_options(std::int64_t k, ALSDenseTerm dt, bool tf32 = false) {
   ImplicitALSOptions o;
   o.factors = k;
   o.lambda = als_bench_lambda;
@@ -70,6 +70,7 @@ ImplicitALSOptions als_bench_options(std::int64_t k, ALSDenseTerm dt) {
   o.cg_steps = als_bench_cg;
   o.seed = als_plan_seed;
   o.dense_term = dt;
+  o.dense_math = tf32 ? ALSDenseMath::tf32 : ALSDenseMath::fp32;
   return o;
 }
 
@@ -83,17 +84,18 @@ struct ALSBenchState {
 
 template <class Space, class S>
 ALSBenchState<Space, S>& als_state(const Space& space, const AlsShapeCase& c, std::int64_t k,
-                                   ALSDenseTerm dt, bool no_buckets = false) {
+                                   ALSDenseTerm dt, bool no_buckets = false, bool tf32 = false) {
   const std::string key = std::string(space.name()) + "/als/" + c.name + "/k:" +
                           std::to_string(k) + "/s:" + std::to_string(Impl::als_storage_code<S>()) +
-                          "/d:" + std::to_string(int(dt)) + (no_buckets ? "/nb" : "");
+                          "/d:" + std::to_string(int(dt)) + (no_buckets ? "/nb" : "") +
+                          (tf32 ? "/tf32" : "");
   return cache(0).get<ALSBenchState<Space, S>>(key, [&] {
     const auto& d = als_data(space, c);
     ALSBenchState<Space, S> st;
     st.nnz = std::int64_t(d.Cui.nnz());
     st.users = std::int64_t(d.Cui.numRows());
     st.items = std::int64_t(d.Cui.numCols());
-    st.plan = std::make_shared<ImplicitALS<Space, S>>(space, als_bench_options(k, dt));
+    st.plan = std::make_shared<ImplicitALS<Space, S>>(space, als_bench_options(k, dt, tf32));
     st.plan->fit(d.Cui, 0);
     if (no_buckets) Impl::ALSPlanAccess::resegment(*st.plan, Impl::als_segment_nnz, 0);
     space.fence();
@@ -104,10 +106,23 @@ ALSBenchState<Space, S>& als_state(const Space& space, const AlsShapeCase& c, st
 template <class Space, class S>
 void bench_als(benchmark::State& state, const std::string& name, const Space& space,
                const AlsShapeCase& c, std::int64_t k, ALSDenseTerm dt, bool generic,
-               bool no_buckets = false) {
+               bool no_buckets = false, bool tf32 = false, int row_mode = 1) {
   guarded(state, [&] {
-    auto& st = als_state<Space, S>(space, c, k, dt, no_buckets);
+    auto& st = als_state<Space, S>(space, c, k, dt, no_buckets, tf32);
     const double secs = time_manual(state, name, space, [&] {
+#ifdef KOKKOS_ENABLE_CUDA
+      if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+        if (row_mode == 0) {  // the task kernel's rows gathered at the start of each trip
+          Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepTripRowsApply>(*st.plan, 1);
+          return;
+        }
+        if (row_mode == 2) {  // one trip ahead, one nonzero per trip
+          Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepOneRowApply>(*st.plan, 1);
+          return;
+        }
+      }
+#endif
+      (void)row_mode;
       if (generic && dt == ALSDenseTerm::gemm) {
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepGenericApply>(*st.plan, 1);
       } else if (generic) {
@@ -128,6 +143,8 @@ void bench_als(benchmark::State& state, const std::string& name, const Space& sp
     state.counters["items"] = double(st.items);
     state.counters["nnz"] = nnz;
     state.counters["dense_gemm"] = dt == ALSDenseTerm::gemm ? 1.0 : 0.0;
+    state.counters["dense_tf32"] =
+        dt == ALSDenseTerm::gemm && tf32 && Impl::DenseLA<Space, float>::has_tf32 ? 1.0 : 0.0;
     state.counters["lockstep_kernels"] =
         dt == ALSDenseTerm::gemm && !generic && Impl::ALSLockstepApply<Space, S>::handles(k) ? 1.0
                                                                                             : 0.0;
@@ -150,8 +167,10 @@ double als_precision_at_10(const Space& space, ImplicitALS<Space, S>& plan, cons
 
 template <class Space, class S, class Matrix>
 double als_ours_precision(const Space& space, const Matrix& train, const Matrix& test,
-                          std::int64_t k, int iterations) {
-  ImplicitALS<Space, S> plan(space, als_bench_options(k, ALSDenseTerm::per_row));
+                          std::int64_t k, int iterations, bool tf32 = false) {
+  ImplicitALS<Space, S> plan(
+      space, tf32 ? als_bench_options(k, ALSDenseTerm::gemm, true)
+                  : als_bench_options(k, ALSDenseTerm::per_row));
   plan.fit(train, iterations);
   return als_precision_at_10(space, plan, test);
 }
@@ -179,6 +198,16 @@ void bench_quality(benchmark::State& state, const Space& space, const AlsShapeCa
       const double p16 = als_ours_precision<Space, fp16>(space, split.train, split.test, k, iterations);
       const double pb16 = als_ours_precision<Space, bf16>(space, split.train, split.test, k, iterations);
       state.counters["precision_exact"] = p_exact;
+      if (Impl::DenseLA<Space, float>::has_tf32) {  // the TF32 dense term (GEMM path)
+        const double pt = als_ours_precision<Space, float>(space, split.train, split.test, k,
+                                                           iterations, true);
+        const double pbt = als_ours_precision<Space, bf16>(space, split.train, split.test, k,
+                                                           iterations, true);
+        state.counters["precision_ours_tf32"] = pt;
+        state.counters["precision_ours_bf16_tf32"] = pbt;
+        state.counters["ratio_tf32"] = p_exact > 0 ? pt / p_exact : 0.0;
+        state.counters["ratio_bf16_tf32"] = p_exact > 0 ? pbt / p_exact : 0.0;
+      }
       state.counters["precision_ours"] = p32;
       state.counters["precision_ours_fp16"] = p16;
       state.counters["precision_ours_bf16"] = pb16;
@@ -204,8 +233,11 @@ void register_als_space(const Space& space, SizeSet sizes) {
     AlsShapeCase shape;
     std::int64_t k;
     int storage;  // 0 float, 1 fp16, 2 bf16, 3 float with the generic kernel (or phases),
-                  // 4 float, lockstep tasks without column buckets
+                  // 4 float, lockstep tasks without column buckets, 5 float, CUDA task
+                  // kernel gathering each trip's rows at its start, 6 float, CUDA task
+                  // kernel one trip ahead with one nonzero per trip
     ALSDenseTerm dense;
+    bool tf32 = false;  // ALSDenseMath::tf32 (GEMM path)
   };
   const ALSDenseTerm both[] = {ALSDenseTerm::per_row, ALSDenseTerm::gemm};
   std::vector<Entry> entries;
@@ -224,8 +256,20 @@ void register_als_space(const Space& space, SizeSet sizes) {
     if (Impl::backend_available_v<Impl::ALSLockstepApply<Space, float>>) {
       for (std::int64_t k : {64, 256, 1024}) entries.push_back({ml20m, k, 3, ALSDenseTerm::gemm});
       entries.push_back({ml20m, 256, 4, ALSDenseTerm::gemm});
+#ifdef KOKKOS_ENABLE_CUDA
+      if (std::is_same<Space, Kokkos::Cuda>::value) {
+        for (std::int64_t k : {64, 256, 1024}) entries.push_back({ml20m, k, 5, ALSDenseTerm::gemm});
+        entries.push_back({ml20m, 256, 6, ALSDenseTerm::gemm});
+      }
+#endif
     }
     for (ALSDenseTerm dt : both) entries.push_back({lastfm, 256, 0, dt});
+    if (Impl::DenseLA<Space, float>::has_tf32) {
+      for (std::int64_t k : {64, 128, 256, 1024})
+        entries.push_back({ml20m, k, 0, ALSDenseTerm::gemm, true});
+      entries.push_back({ml20m, 256, 2, ALSDenseTerm::gemm, true});
+      entries.push_back({lastfm, 256, 0, ALSDenseTerm::gemm, true});
+    }
   } else if (sizes == SizeSet::full) {
     for (ALSDenseTerm dt : both) {
       entries.push_back({ml20m, 64, 0, dt});
@@ -253,17 +297,20 @@ void register_als_space(const Space& space, SizeSet sizes) {
   };
   for (const Entry& e : entries) {
     const char* names[] = {"implicit_als", "implicit_als_fp16", "implicit_als_bf16",
-                           "implicit_als_generic", "implicit_als_nobucket"};
-    const std::string bench = std::string(names[e.storage]) +
+                           "implicit_als_generic", "implicit_als_nobucket",
+                           "implicit_als_triprows", "implicit_als_onerow"};
+    const std::string bench = std::string(names[e.storage]) + (e.tf32 ? "_tf32" : "") +
                               (e.dense == ALSDenseTerm::gemm ? "_gemm" : "") + "_" + e.shape.name;
     const std::string name = bench_name(bench, sp, {{"factors", e.k}, {"cg_steps", als_bench_cg}});
     const AlsShapeCase shape = e.shape;
     const std::int64_t k = e.k;
     const ALSDenseTerm dt = e.dense;
-    if (e.storage == 0 || e.storage == 3 || e.storage == 4) {
+    const bool tf32 = e.tf32;
+    if (e.storage == 0 || e.storage >= 3) {
       const bool generic = e.storage == 3, no_buckets = e.storage == 4;
+      const int row_mode = e.storage == 5 ? 0 : e.storage == 6 ? 2 : 1;
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_als<Space, float>(st, name, space, shape, k, dt, generic, no_buckets);
+        bench_als<Space, float>(st, name, space, shape, k, dt, generic, no_buckets, tf32, row_mode);
       }));
     } else if (e.storage == 1) {
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
@@ -271,7 +318,7 @@ void register_als_space(const Space& space, SizeSet sizes) {
       }));
     } else {
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_als<Space, bf16>(st, name, space, shape, k, dt, false);
+        bench_als<Space, bf16>(st, name, space, shape, k, dt, false, false, tf32);
       }));
     }
   }

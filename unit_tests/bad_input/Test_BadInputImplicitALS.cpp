@@ -57,6 +57,8 @@ TYPED_TEST(BadInputImplicitALS, Options) {
        [&] { ImplicitALS<Space> a(sp, with([](auto& o) { o.confidence = static_cast<ALSConfidence>(7); })); }},
       {"ImplicitALS", "enum", "opts.dense_term = 9 is not a valid ALSDenseTerm",
        [&] { ImplicitALS<Space> a(sp, with([](auto& o) { o.dense_term = static_cast<ALSDenseTerm>(9); })); }},
+      {"ImplicitALS", "enum", "opts.dense_math = 7 is not a valid ALSDenseMath",
+       [&] { ImplicitALS<Space> a(sp, with([](auto& o) { o.dense_math = static_cast<ALSDenseMath>(7); })); }},
       {"ImplicitALS", "parameter", "opts.factors = 0 must be >= 1",
        [&] { ImplicitALS<Space> a(sp, with([](auto& o) { o.factors = 0; })); }},
       {"ImplicitALS", "parameter", "opts.lambda = -1 must be finite and >= 0",

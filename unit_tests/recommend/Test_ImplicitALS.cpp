@@ -294,6 +294,48 @@ TYPED_TEST(ImplicitALSTest, GemmDenseTermMatchesPerRow) {
   }
 }
 
+// ALSDenseMath::tf32: where the backend has TF32 units (CUDA) each CG step's dense product
+// D = P G is formed from inputs rounded to 10-bit mantissas (relative error up to 2^-11 per
+// input, about 1e-3 per product), an inexact matrix-vector product inside an unconverged CG;
+// after two iterations of 3 CG steps the factors stay within 1e-2 (relative, Frobenius) of the
+// FP32 GEMM path's: a deterministic check with about 10x margin over the rounding. Elsewhere
+// the option computes the FP32 GEMM: the same factors bit for bit. Also BF16 storage.
+TYPED_TEST(ImplicitALSTest, Tf32DenseMath) {
+  using Space = TypeParam;
+  const HostCsr h = random_csr(40, 30, 0.2, 23, /*empty_row=*/2, /*empty_col=*/6);
+  const auto C = to_crs<Space>(h);
+  constexpr bool tf32_units = Impl::DenseLA<Space, float>::has_tf32;
+  for (std::int64_t k : {7, 33, 300}) {
+    SCOPED_TRACE("factors = " + std::to_string(k));
+    ImplicitALSOptions o;
+    o.factors = k;
+    o.lambda = 0.1;
+    o.alpha = 2.0;
+    o.cg_steps = 3;
+    o.seed = 13;
+    o.dense_term = ALSDenseTerm::gemm;
+    ImplicitALS<Space> a(Space{}, o);
+    ImplicitALS<Space, bf16> ah(Space{}, o);
+    o.dense_math = ALSDenseMath::tf32;
+    ImplicitALS<Space> b(Space{}, o);
+    ImplicitALS<Space, bf16> bh(Space{}, o);
+    a.fit(C, 2);
+    b.fit(C, 2);
+    ah.fit(C, 2);
+    bh.fit(C, 2);
+    if (tf32_units) {
+      EXPECT_LT(rel_diff(host_factors(b.user_factors()), host_factors(a.user_factors())), 1e-2);
+      EXPECT_LT(rel_diff(host_factors(b.item_factors()), host_factors(a.item_factors())), 1e-2);
+      EXPECT_LT(rel_diff(host_factors(bh.user_factors()), host_factors(ah.user_factors())), 2e-2);
+    } else {
+      EXPECT_EQ(host_factors(b.user_factors()), host_factors(a.user_factors()));
+      EXPECT_EQ(host_factors(b.item_factors()), host_factors(a.item_factors()));
+      EXPECT_EQ(host_factors(bh.user_factors()), host_factors(ah.user_factors()));
+    }
+    for (double v : host_factors(b.item_factors())) ASSERT_TRUE(std::isfinite(v));
+  }
+}
+
 // The tasks of the lockstep CG's segmented kernels (Impl::als_segment_rows) against their
 // definition, checked entry by entry: every nonzero in exactly one task; rows longer than the
 // chunk cut at every change of column bucket (when buckets are on) and each such piece into
@@ -490,6 +532,23 @@ TYPED_TEST(ImplicitALSTest, SegmentedLockstepMatchesRowWise) {
       }
       for (double v : xb) ASSERT_TRUE(std::isfinite(v));
       for (double v : yb) ASSERT_TRUE(std::isfinite(v));
+#ifdef KOKKOS_ENABLE_CUDA
+      // The CUDA task kernel's row-gather modes (rows at each trip's start; one trip ahead
+      // with one nonzero per trip) add the same products in the same order: equal bit for bit.
+      if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+        ImplicitALS<Space, S> c0(Space{}, o), c2(Space{}, o);
+        c0.fit(C, 0);
+        c2.fit(C, 0);
+        Impl::ALSPlanAccess::resegment(c0, chunk, bucket);
+        Impl::ALSPlanAccess::resegment(c2, chunk, bucket);
+        Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepTripRowsApply>(c0, 2);
+        Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepOneRowApply>(c2, 2);
+        EXPECT_EQ(host_factors(c0.user_factors()), xb);
+        EXPECT_EQ(host_factors(c0.item_factors()), yb);
+        EXPECT_EQ(host_factors(c2.user_factors()), xb);
+        EXPECT_EQ(host_factors(c2.item_factors()), yb);
+      }
+#endif
     }
   };
   for (std::int64_t k : {1, 7, 33, 256, 300, 999, 1025}) run(float{}, k, 1e-4);
