@@ -92,7 +92,7 @@ struct ALSLockstepApply<Kokkos::Cuda, S> {
   }
   /// Enqueues phase `ph` (ALSGemmCG::Phase) on the instance's stream.
   static void phase(const Kokkos::Cuda& space, const problem_t& pr, const work_t& w, int ph) {
-    phase_with(space, pr, w, ph, 1);
+    phase_with(space, pr, w, ph, -1);
   }
   /// phase() with the task kernel's row-gather mode (CudaALS::LockstepProblem::row_prefetch).
   static void phase_with(const Kokkos::Cuda& space, const problem_t& pr, const work_t& w, int ph,
@@ -127,9 +127,9 @@ struct ALSLockstepApply<Kokkos::Cuda, S> {
   }
 };
 
-/// \brief ALSLockstepApply with another row-gather mode of the task kernel, for benchmarks
-/// (ALSPlanAccess::iterate_lockstep): Mode 0, each trip gathers its rows at its start (the
-/// first design); 2, rows one trip ahead with one nonzero per trip at 129-256 factors.
+/// \brief ALSLockstepApply with a fixed row-gather mode of the task kernel
+/// (CudaALS::LockstepProblem::row_prefetch), for benchmarks and tests
+/// (ALSPlanAccess::iterate_lockstep).
 template <class ExecSpace, class S, int Mode>
 struct ALSLockstepRowModeApply;
 template <class S, int Mode>
@@ -141,10 +141,14 @@ struct ALSLockstepRowModeApply<Kokkos::Cuda, S, Mode> : ALSLockstepApply<Kokkos:
     base::phase_with(space, pr, w, ph, Mode);
   }
 };
-/// Mode 0 of ALSLockstepRowModeApply (template-template argument form).
+/// Mode 0 of ALSLockstepRowModeApply (template-template argument form): rows at each
+/// trip's start.
 template <class ExecSpace, class S>
 using ALSLockstepTripRowsApply = ALSLockstepRowModeApply<ExecSpace, S, 0>;
-/// Mode 2 of ALSLockstepRowModeApply.
+/// Mode 1: rows one trip ahead.
+template <class ExecSpace, class S>
+using ALSLockstepRowsAheadApply = ALSLockstepRowModeApply<ExecSpace, S, 1>;
+/// Mode 2: rows one trip ahead, one nonzero per trip at 129-256 factors.
 template <class ExecSpace, class S>
 using ALSLockstepOneRowApply = ALSLockstepRowModeApply<ExecSpace, S, 2>;
 

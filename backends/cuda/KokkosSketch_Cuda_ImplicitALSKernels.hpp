@@ -91,10 +91,12 @@ struct LockstepProblem {
   std::int64_t n_long = 0;                  ///< split rows
   std::int64_t n_rows = 0;                  ///< CSR rows
   std::int64_t k = 0;                       ///< factors
-  /// Task kernel's row gathers: 1 (default) the next trip's rows issued during the current
-  /// trip; 0 each trip's rows at its start (the first design); 2 as 1 with one nonzero per
-  /// trip at 129-256 factors (benchmarks compare).
-  int row_prefetch = 1;
+  /// Task kernel's row gathers: 0 each trip's rows at its start; 1 the next trip's rows
+  /// issued during the current trip (more registers: 2 blocks per SM at 129-256 factors);
+  /// 2 as 1 with one nonzero per trip at 129-256 factors (3 blocks per SM); -1 (default) the
+  /// measured choice: 1 above 512 factors, else 0 (H100, run H100-24: at 64 and 256 factors
+  /// modes 1 and 2 were 10% slower, at 1024 mode 1 was 7% faster).
+  int row_prefetch = -1;
 };
 
 /// Phases of the lockstep CG (the values of ALSGemmCG::Phase).

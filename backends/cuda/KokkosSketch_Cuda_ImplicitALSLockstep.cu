@@ -495,7 +495,7 @@ template <Storage S, bool Vec>
 void launch_tasks_f(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
   if (pr.n_tasks == 0) return;
   const int k4 = int((pr.k + 3) / 4);
-  const int mode = pr.row_prefetch;
+  const int mode = pr.row_prefetch >= 0 ? pr.row_prefetch : (pr.k > 512 ? 1 : 0);
   if (k4 <= 32) {
     int G = 1;
     while (G < k4) G <<= 1;

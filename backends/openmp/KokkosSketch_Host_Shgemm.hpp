@@ -33,6 +33,15 @@ template <class ExecSpace, class AView, class BSource, class CView>
 struct ShgemmApply<ExecSpace, AView, BSource, CView,
                    std::enable_if_t<is_host_space_v<ExecSpace>>> {
   static constexpr const char* path = "host-sgemm";
+  /// Entry (i, j) of B as float (exact). A function rather than an `if constexpr` inside the
+  /// lambda: nvcc rejects extended lambdas that first capture a variable in such a branch.
+  KOKKOS_INLINE_FUNCTION static float b_value(const BSource& B, std::int64_t i, std::int64_t j) {
+    if constexpr (is_half_gaussian_fp16<BSource>::value) {
+      return B.value(i, j);
+    } else {
+      return to_float(B(i, j));
+    }
+  }
   static void apply(const ExecSpace& space, const AView& A, const BSource& B, const CView& C,
                     ShgemmVariant /*variant*/) {
     const std::int64_t k = A.extent(1), n = C.extent(1);
@@ -45,13 +54,7 @@ struct ShgemmApply<ExecSpace, AView, BSource, CView,
         Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
     Kokkos::parallel_for(
         "KokkosSketch::shgemm[host:b_fp32]", policy_t(space, {0, 0}, {k, n}),
-        KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) {
-          if constexpr (is_half_gaussian_fp16<BSource>::value) {
-            Bf(i, j) = B.value(i, j);
-          } else {
-            Bf(i, j) = to_float(B(i, j));
-          }
-        });
+        KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { Bf(i, j) = b_value(B, i, j); });
     using c_layout = typename CView::array_layout;
     if constexpr (std::is_same<c_layout, Kokkos::LayoutLeft>::value ||
                   std::is_same<c_layout, Kokkos::LayoutRight>::value) {
@@ -63,10 +66,19 @@ struct ShgemmApply<ExecSpace, AView, BSource, CView,
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::shgemm::c"), m,
           n);
       DenseLA<ExecSpace, float>(space).gemm("N", "N", 1.0f, A, Bf, 0.0f, T);
-      Kokkos::parallel_for(
-          "KokkosSketch::shgemm[host:c]", policy_t(space, {0, 0}, {m, n}),
-          KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { C(i, j) = T(i, j); });
+      copy(space, T, C);
     }
+  }
+
+  /// C = T on the instance (outside the `if constexpr`, for nvcc's extended lambdas).
+  template <class TView>
+  static void copy(const ExecSpace& space, const TView& T, const CView& C) {
+    using policy_t =
+        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+    Kokkos::parallel_for(
+        "KokkosSketch::shgemm[host:c]",
+        policy_t(space, {0, 0}, {std::int64_t(C.extent(0)), std::int64_t(C.extent(1))}),
+        KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { C(i, j) = T(i, j); });
   }
 };
 

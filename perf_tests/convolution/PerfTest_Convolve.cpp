@@ -190,6 +190,9 @@ void bench_fma_peak(benchmark::State& state, const std::string& name, const Spac
 
 #endif
 
+/// Calls per timed iteration of the `_stream` benchmarks.
+constexpr int conv_stream_calls = 64;
+
 /// An empty kernel body (launch_floor).
 struct ConvEmptyKernel {
   KOKKOS_INLINE_FUNCTION void operator()(int) const {}
@@ -197,6 +200,8 @@ struct ConvEmptyKernel {
 
 enum class ConvBench {
   launch_floor,
+  launch_floor_stream,
+  convolve_stream,
   convolve,
   generic,
   grad_p,
@@ -230,6 +235,27 @@ void bench_conv(benchmark::State& state, const std::string& name, const Space& s
       case ConvBench::convolve:
         secs = time_manual(state, name, space, [&] { convolve(space, in.p, in.q, in.r, opts); });
         break;
+      case ConvBench::launch_floor_stream:
+      case ConvBench::convolve_stream: {
+        // conv_stream_calls calls enqueued back to back, then one fence: the cost per call of
+        // a caller that does not wait after each call (launch and kernel; the fence's latency
+        // shared by the calls). Rates and us_per_call are per call.
+        secs = time_manual(state, name, space, [&] {
+          for (int c = 0; c < conv_stream_calls; ++c) {
+            if (which == ConvBench::convolve_stream) {
+              convolve(space, in.p, in.q, in.r, opts);
+            } else {
+              Kokkos::parallel_for("KokkosSketch::perf::launch_floor",
+                                   Kokkos::RangePolicy<Space>(space, 0, 1), ConvEmptyKernel{});
+            }
+          }
+        });
+        secs /= conv_stream_calls;
+        state.counters["calls_per_iteration"] = double(conv_stream_calls);
+        if (state.iterations() > 0)
+          state.counters["us_per_call"] = 1e6 * secs / double(state.iterations());
+        break;
+      }
       case ConvBench::generic:
         secs = time_manual(state, name, space, [&] {
           Impl::ConvolveForwardGeneric<Space, c_t, c_t, o_t>::apply(space, in.p, in.q, in.r,
@@ -345,7 +371,16 @@ void register_conv_space(const Space& space, SizeSet sizes) {
   }
 #endif
   // What one launch and a fence cost on this space (the floor of the small sizes' targets).
-  if (!is_host_v<Space>) register_conv_bench(space, plan, "launch_floor", {1, 1, 1}, ConvBench::launch_floor);
+  if (!is_host_v<Space>) {
+    register_conv_bench(space, plan, "launch_floor", {1, 1, 1}, ConvBench::launch_floor);
+    // The same per call when calls are enqueued back to back (one fence per 64 calls), and
+    // the direct convolution of the short sizes measured that way.
+    register_conv_bench(space, plan, "launch_floor_stream", {1, 1, 1},
+                        ConvBench::launch_floor_stream);
+    for (const ConvSize& s : plan.sizes)
+      if (s.batch * s.m * s.n <= std::int64_t(2048) * 2048)
+        register_conv_bench(space, plan, "convolve_stream", s, ConvBench::convolve_stream);
+  }
   // The crossover of Method::automatic on this space: direct against FFT at growing lengths.
   if constexpr (ConvolutionPlan<Space, float>::fft_available) {
     for (const ConvSize& s : plan.sweep) {

@@ -106,7 +106,7 @@ ALSBenchState<Space, S>& als_state(const Space& space, const AlsShapeCase& c, st
 template <class Space, class S>
 void bench_als(benchmark::State& state, const std::string& name, const Space& space,
                const AlsShapeCase& c, std::int64_t k, ALSDenseTerm dt, bool generic,
-               bool no_buckets = false, bool tf32 = false, int row_mode = 1) {
+               bool no_buckets = false, bool tf32 = false, int row_mode = -1) {
   guarded(state, [&] {
     auto& st = als_state<Space, S>(space, c, k, dt, no_buckets, tf32);
     const double secs = time_manual(state, name, space, [&] {
@@ -114,6 +114,10 @@ void bench_als(benchmark::State& state, const std::string& name, const Space& sp
       if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
         if (row_mode == 0) {  // the task kernel's rows gathered at the start of each trip
           Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepTripRowsApply>(*st.plan, 1);
+          return;
+        }
+        if (row_mode == 1) {  // one trip ahead
+          Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepRowsAheadApply>(*st.plan, 1);
           return;
         }
         if (row_mode == 2) {  // one trip ahead, one nonzero per trip
@@ -233,9 +237,9 @@ void register_als_space(const Space& space, SizeSet sizes) {
     AlsShapeCase shape;
     std::int64_t k;
     int storage;  // 0 float, 1 fp16, 2 bf16, 3 float with the generic kernel (or phases),
-                  // 4 float, lockstep tasks without column buckets, 5 float, CUDA task
-                  // kernel gathering each trip's rows at its start, 6 float, CUDA task
-                  // kernel one trip ahead with one nonzero per trip
+                  // 4 float, lockstep tasks without column buckets; CUDA task kernel's
+                  // row-gather modes (float): 5 rows at each trip's start, 6 one trip
+                  // ahead with one nonzero per trip, 7 one trip ahead
     ALSDenseTerm dense;
     bool tf32 = false;  // ALSDenseMath::tf32 (GEMM path)
   };
@@ -258,8 +262,9 @@ void register_als_space(const Space& space, SizeSet sizes) {
       entries.push_back({ml20m, 256, 4, ALSDenseTerm::gemm});
 #ifdef KOKKOS_ENABLE_CUDA
       if (std::is_same<Space, Kokkos::Cuda>::value) {
-        for (std::int64_t k : {64, 256, 1024}) entries.push_back({ml20m, k, 5, ALSDenseTerm::gemm});
+        entries.push_back({ml20m, 1024, 5, ALSDenseTerm::gemm});  // the default: 64, 256
         entries.push_back({ml20m, 256, 6, ALSDenseTerm::gemm});
+        for (std::int64_t k : {64, 256}) entries.push_back({ml20m, k, 7, ALSDenseTerm::gemm});
       }
 #endif
     }
@@ -298,7 +303,8 @@ void register_als_space(const Space& space, SizeSet sizes) {
   for (const Entry& e : entries) {
     const char* names[] = {"implicit_als", "implicit_als_fp16", "implicit_als_bf16",
                            "implicit_als_generic", "implicit_als_nobucket",
-                           "implicit_als_triprows", "implicit_als_onerow"};
+                           "implicit_als_triprows", "implicit_als_onerow",
+                           "implicit_als_rowsahead"};
     const std::string bench = std::string(names[e.storage]) + (e.tf32 ? "_tf32" : "") +
                               (e.dense == ALSDenseTerm::gemm ? "_gemm" : "") + "_" + e.shape.name;
     const std::string name = bench_name(bench, sp, {{"factors", e.k}, {"cg_steps", als_bench_cg}});
@@ -308,7 +314,7 @@ void register_als_space(const Space& space, SizeSet sizes) {
     const bool tf32 = e.tf32;
     if (e.storage == 0 || e.storage >= 3) {
       const bool generic = e.storage == 3, no_buckets = e.storage == 4;
-      const int row_mode = e.storage == 5 ? 0 : e.storage == 6 ? 2 : 1;
+      const int row_mode = e.storage == 5 ? 0 : e.storage == 6 ? 2 : e.storage == 7 ? 1 : -1;
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
         bench_als<Space, float>(st, name, space, shape, k, dt, generic, no_buckets, tf32, row_mode);
       }));

@@ -533,20 +533,22 @@ TYPED_TEST(ImplicitALSTest, SegmentedLockstepMatchesRowWise) {
       for (double v : xb) ASSERT_TRUE(std::isfinite(v));
       for (double v : yb) ASSERT_TRUE(std::isfinite(v));
 #ifdef KOKKOS_ENABLE_CUDA
-      // The CUDA task kernel's row-gather modes (rows at each trip's start; one trip ahead
-      // with one nonzero per trip) add the same products in the same order: equal bit for bit.
+      // The CUDA task kernel's row-gather modes (rows at each trip's start; one trip ahead;
+      // one trip ahead with one nonzero per trip) add the same products in the same order:
+      // equal bit for bit.
       if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
-        ImplicitALS<Space, S> c0(Space{}, o), c2(Space{}, o);
-        c0.fit(C, 0);
-        c2.fit(C, 0);
-        Impl::ALSPlanAccess::resegment(c0, chunk, bucket);
-        Impl::ALSPlanAccess::resegment(c2, chunk, bucket);
+        ImplicitALS<Space, S> c0(Space{}, o), c1(Space{}, o), c2(Space{}, o);
+        for (auto* c : {&c0, &c1, &c2}) {
+          c->fit(C, 0);
+          Impl::ALSPlanAccess::resegment(*c, chunk, bucket);
+        }
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepTripRowsApply>(c0, 2);
+        Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepRowsAheadApply>(c1, 2);
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepOneRowApply>(c2, 2);
-        EXPECT_EQ(host_factors(c0.user_factors()), xb);
-        EXPECT_EQ(host_factors(c0.item_factors()), yb);
-        EXPECT_EQ(host_factors(c2.user_factors()), xb);
-        EXPECT_EQ(host_factors(c2.item_factors()), yb);
+        for (auto* c : {&c0, &c1, &c2}) {
+          EXPECT_EQ(host_factors(c->user_factors()), xb);
+          EXPECT_EQ(host_factors(c->item_factors()), yb);
+        }
       }
 #endif
     }
