@@ -46,11 +46,16 @@ struct ShgemmApply<ExecSpace, AView, BSource, CView,
     Kokkos::parallel_for(
         "KokkosSketch::shgemm[host:b_fp32]", policy_t(space, {0, 0}, {k, n}),
         KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) {
+          // B and Bf captured outside the constexpr-if: nvcc rejects an extended lambda's
+          // first capture of a variable inside one.
+          const BSource& src = B;
+          float v;
           if constexpr (is_half_gaussian_fp16<BSource>::value) {
-            Bf(i, j) = B.value(i, j);
+            v = src.value(i, j);
           } else {
-            Bf(i, j) = to_float(B(i, j));
+            v = to_float(src(i, j));
           }
+          Bf(i, j) = v;
         });
     using c_layout = typename CView::array_layout;
     if constexpr (std::is_same<c_layout, Kokkos::LayoutLeft>::value ||
