@@ -365,7 +365,7 @@ void bench_dense_floor(benchmark::State& state, const std::string& name, const S
   });
 }
 
-#ifdef KOKKOS_ENABLE_CUDA
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
 /// A generated (Gaussian or uniform) S on Cuda through one implementation of the CUDA
 /// specialization (Impl::CudaDenseConfig::gen_method); checks Y against dense_project.
 void bench_dense_cuda_gen(benchmark::State& state, const std::string& name,
@@ -405,7 +405,9 @@ void bench_dense_cuda_gen(benchmark::State& state, const std::string& name,
           double(Impl::CudaGenSgemm::block_columns(s.k, s.D, cfg.gen_block_cols));
   });
 }
+#endif
 
+#ifdef KOKKOS_ENABLE_CUDA
 /// cusparseSpMM on the materialized S; times the SpMM only (materialization, handle and
 /// buffer setup are outside the timed region). Checks Y against sparse_project.
 void bench_cusparse(benchmark::State& state, const std::string& name, const Kokkos::Cuda& space,
@@ -500,7 +502,7 @@ void register_space(const Space& space, SizeSet sizes) {
                     [=](benchmark::State& st) { bench_dense_floor(st, fname, space, s); }),
                 plan.min_time, plan.dense_repetitions);
     }
-#ifdef KOKKOS_ENABLE_CUDA
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
       if (s.entries != DenseEntries::rademacher) {
         const std::pair<const char*, Impl::CudaGenMethod> methods[] = {
