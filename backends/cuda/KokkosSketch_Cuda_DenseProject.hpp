@@ -10,6 +10,12 @@
 /// - `dense_project[cuda-tc]`: S Rademacher, A and Y float with strided layouts, a device of
 ///   compute capability >= 8.0 for which the kernel library holds Tensor Core code (whatever
 ///   CMAKE_CUDA_ARCHITECTURES it was built for; CudaDenseTC::supported asks at run time);
+/// - `dense_project[cuda-gen]`: S Gaussian or uniform, A and Y float with strided layouts: the
+///   fused generated-S kernel (KokkosSketch_Cuda_DenseProjectGen.cu), the default;
+/// - `dense_project[cuda-gen-sgemm]`: the same operators when CudaDenseConfig::gen_method is
+///   CudaGenMethod::generate_sgemm and A and Y are LayoutLeft or LayoutRight: blocks of S
+///   generated into a buffer, then cuBLAS SGEMM through KokkosBlas::gemm
+///   (KokkosSketch_Cuda_DenseProjectGenSgemm.hpp); not the default until measured;
 /// - `dense_project[generic]` otherwise (Gaussian or uniform S, double data, other layouts,
 ///   older devices): Impl::DenseProjectGeneric.
 ///
@@ -21,6 +27,7 @@
 
 #include <impl/KokkosSketch_Project_spec.hpp>
 
+#include <KokkosSketch_Cuda_DenseProjectGenSgemm.hpp>
 #include <KokkosSketch_Cuda_DenseProjectKernels.hpp>
 #include <KokkosSketch_DenseOp.hpp>
 #include <KokkosSketch_Error.hpp>
@@ -67,11 +74,17 @@ struct CudaDenseConfig {
   bool outer_in_shared = false;    ///< FP32 tile sums in shared memory (true) or registers
   bool fast_staging = true;        ///< unpredicated staging of interior tiles (unit column stride)
   bool allow_generated = true;     ///< false: Gaussian and uniform S take the generic kernel
+  /// Gaussian and uniform S: the fused kernel (default) or generation into blocks + cuBLAS
+  /// SGEMM (used where CudaGenSgemm::Apply::eligible, the fused kernel elsewhere)
+  CudaGenMethod gen_method = CudaGenMethod::fused;
+  /// Columns of S per block of CudaGenMethod::generate_sgemm; 0 chooses
+  /// (CudaGenSgemm::block_columns)
+  std::int64_t gen_block_cols = 0;
 };
 
 /// Y = S A, S dense, on CUDA: Tensor Cores for Rademacher S with float A and Y, the
-/// generated-S GEMM kernel (CudaDenseGen) for Gaussian and uniform S with float A and Y, the
-/// generic kernel otherwise (see the file comment).
+/// generated-S GEMM kernel (CudaDenseGen; or, on request, CudaGenSgemm) for Gaussian and
+/// uniform S with float A and Y, the generic kernel otherwise (see the file comment).
 template <class AView, class YView>
 struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
   using a_value = typename AView::non_const_value_type;
@@ -106,9 +119,22 @@ struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
     return tc_types && cfg.allow_generated && S.dist().entries != DenseEntries::rademacher;
   }
 
+  /// Whether apply() takes the generate + cuBLAS SGEMM path (CudaGenMethod::generate_sgemm
+  /// requested, a Gaussian or uniform S, types and extents CudaGenSgemm::Apply takes).
+  static bool uses_gen_sgemm(const DenseOp& S, const AView& A, const YView& Y,
+                             const CudaDenseConfig& cfg = {}) {
+    return uses_generated(S, cfg) && cfg.gen_method == CudaGenMethod::generate_sgemm &&
+           CudaGenSgemm::Apply<AView, YView>::eligible(S, A, Y);
+  }
+
   static void apply(const Kokkos::Cuda& space, const DenseOp& S, const AView& A, const YView& Y,
                     const CudaDenseConfig& cfg = {}) {
     if constexpr (tc_types) {
+      if (uses_gen_sgemm(S, A, Y, cfg)) {
+        ScopedRegion region("dense_project[cuda-gen-sgemm]");
+        CudaGenSgemm::Apply<AView, YView>::apply(space, S, A, Y, cfg.gen_block_cols);
+        return;
+      }
       if (uses_generated(S, cfg)) {
         ScopedRegion region("dense_project[cuda-gen]");
         CudaDenseGen::Problem prob;

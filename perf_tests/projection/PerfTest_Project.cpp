@@ -15,6 +15,16 @@
 //   dense_project_generic (dense_project_gaussian_generic)  the generic TeamPolicy kernel on
 //                   a host space with a specialization (OpenMP), which the specialization
 //                   must beat.
+//   dense_project_gaussian_fused, dense_project_gaussian_gensgemm  (Cuda only) the two
+//                   implementations of a generated (Gaussian) S side by side, forced through
+//                   Impl::CudaDenseConfig::gen_method: the fused generate-and-multiply kernel
+//                   (KokkosSketch_Cuda_DenseProjectGen.cu, today's default) and blocks of S
+//                   generated into a buffer + cuBLAS SGEMM through KokkosBlas::gemm
+//                   (KokkosSketch_Cuda_DenseProjectGenSgemm.hpp); same counters as
+//                   dense_project, plus max_rel_diff against dense_project and, for gensgemm,
+//                   block_cols (columns of S per block; KOKKOSSKETCH_BENCH_GEN_BLOCK_COLS
+//                   overrides the default choice). The full set adds, on device spaces, the
+//                   multi-GPU issue's size: a 16.8M x 64 A, k = 256.
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full. Repetitions and minimum time per
 // repetition can be overridden by KOKKOSSKETCH_BENCH_REPETITIONS and
 // KOKKOSSKETCH_BENCH_MIN_TIME (seconds).
@@ -37,6 +47,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace KokkosSketch {
@@ -101,6 +112,9 @@ Plan make_plan(SizeSet sizes) {
     // Dense Rademacher on the GPU only: 2 k D b = 1.0e13 flops, about 20 s per call with the
     // generic kernel on an H200, so one repetition (min_time still averages fast kernels).
     if (!host) p.dense.push_back({10000000, k, 32});
+    // The multi-GPU issue's Gaussian sketch (A 16.8M x 64 float, 4.3 GB; k = 256) on the
+    // GPU, where the fused generated-S kernel and the generate + SGEMM path are compared.
+    if (!host) p.dense.push_back({16777216, 256, 64, DenseEntries::gaussian});
     p.dense_repetitions = 1;
     p.copy_floats = std::int64_t(1) << 28;  // 1 GiB per View
     p.min_time = host ? 0.5 : 0.2;
@@ -351,6 +365,48 @@ void bench_dense_floor(benchmark::State& state, const std::string& name, const S
   });
 }
 
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+/// A generated (Gaussian or uniform) S on Cuda through one implementation of the CUDA
+/// specialization (Impl::CudaDenseConfig::gen_method); checks Y against dense_project.
+void bench_dense_cuda_gen(benchmark::State& state, const std::string& name,
+                          const Kokkos::Cuda& space, const ProjSize& s,
+                          Impl::CudaGenMethod method) {
+  guarded(state, [&] {
+    auto& in = project_inputs(space, s);
+    const DenseOp S = make_dense_op(s);
+    using a_t = Impl::unmanaged_input_t<Matrix<Kokkos::Cuda>>;
+    using y_t = Impl::unmanaged_output_t<Matrix<Kokkos::Cuda>>;
+    using apply_t = Impl::DenseProjectApply<Kokkos::Cuda, a_t, y_t>;
+    const a_t A(in.A);
+    const y_t Y(in.Y);
+    Impl::CudaDenseConfig cfg;
+    cfg.gen_method = method;
+    cfg.gen_block_cols = std::int64_t(env_double("KOKKOSSKETCH_BENCH_GEN_BLOCK_COLS", 0.0));
+    const bool sgemm = method == Impl::CudaGenMethod::generate_sgemm;
+    if (!apply_t::uses_generated(S, cfg) || (sgemm && !apply_t::uses_gen_sgemm(S, A, Y, cfg))) {
+      state.SkipWithError("the requested generated-S path does not take this operator / these Views");
+      return;
+    }
+    const double secs = time_manual(state, name, space, [&] { apply_t::apply(space, S, A, Y, cfg); });
+    Matrix<Kokkos::Cuda> Y2(Kokkos::view_alloc(space, "KokkosSketch::perf::Y_check"), s.k, s.b);
+    ProjectOptions opts;
+    opts.check_finite = false;
+    dense_project(space, S, in.A, Y2, opts);
+    space.fence();
+    const double rel = dense_rel_diff<Kokkos::Cuda>(in.Y, Y2);
+    state.counters["max_rel_diff"] = rel;
+    if (!(rel < 1e-3)) {
+      state.SkipWithError("the path and dense_project disagree (max_rel_diff >= 1e-3)");
+      return;
+    }
+    set_dense_counters(state, s, secs);
+    if (sgemm)
+      state.counters["block_cols"] =
+          double(Impl::CudaGenSgemm::block_columns(s.k, s.D, cfg.gen_block_cols));
+  });
+}
+#endif
+
 #ifdef KOKKOS_ENABLE_CUDA
 /// cusparseSpMM on the materialized S; times the SpMM only (materialization, handle and
 /// buffer setup are outside the timed region). Checks Y against sparse_project.
@@ -446,6 +502,25 @@ void register_space(const Space& space, SizeSet sizes) {
                     [=](benchmark::State& st) { bench_dense_floor(st, fname, space, s); }),
                 plan.min_time, plan.dense_repetitions);
     }
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+    if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+      if (s.entries != DenseEntries::rademacher) {
+        const std::pair<const char*, Impl::CudaGenMethod> methods[] = {
+            {"_fused", Impl::CudaGenMethod::fused},
+            {"_gensgemm", Impl::CudaGenMethod::generate_sgemm}};
+        for (const auto& m : methods) {
+          const std::string mname = bench_name(base + m.first, sp, args);
+          const Impl::CudaGenMethod method = m.second;
+          configure(benchmark::RegisterBenchmark(mname.c_str(),
+                                                 [=](benchmark::State& st) {
+                                                   bench_dense_cuda_gen(st, mname, space, s,
+                                                                        method);
+                                                 }),
+                    plan.min_time, plan.dense_repetitions);
+        }
+      }
+    }
+#endif
     if constexpr (Impl::is_host_space_v<Space> &&
                   Impl::dense_project_backend_available_v<Space, Matrix<Space>, Matrix<Space>>) {
       const std::string gname = bench_name(base + "_generic", sp, args);

@@ -4,9 +4,11 @@
 // n8 tile and the 32-column launch, row counts off the 512-row block, column counts off the
 // 512-column tile, submatrices whose column offset is not a multiple of the 128-column Philox
 // block, magnitudes outside FP16's range, NaN/Inf reporting, run-to-run determinism and the
-// fallback to the generic kernel. Which path ran is read from the profiling regions that
-// DenseProjectApply opens (`KokkosSketch::dense_project[cuda-tc]` or `[generic]`), through a
-// Kokkos Tools push-region callback.
+// fallback to the generic kernel; the generate + cuBLAS SGEMM path for Gaussian and uniform S
+// (KokkosSketch_Cuda_DenseProjectGenSgemm.hpp) against the fused and generic kernels. Which
+// path ran is read from the profiling regions that DenseProjectApply opens
+// (`KokkosSketch::dense_project[cuda-tc]`, `[cuda-gen]`, `[cuda-gen-sgemm]` or `[generic]`),
+// through a Kokkos Tools push-region callback.
 #include <KokkosSketch.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 
@@ -51,7 +53,7 @@ class PathWatch {
  public:
   PathWatch() {
     previous() = Kokkos::Tools::Experimental::get_callbacks().push_region;
-    tc() = generic() = gen() = 0;
+    tc() = generic() = gen() = gen_sgemm() = 0;
     Kokkos::Tools::Experimental::set_push_region_callback(&on_push);
   }
   ~PathWatch() {
@@ -75,6 +77,11 @@ class PathWatch {
     static int n = 0;
     return n;
   }
+  /// Calls that took generation into blocks + cuBLAS SGEMM (CudaGenMethod::generate_sgemm).
+  static int& gen_sgemm() {
+    static int n = 0;
+    return n;
+  }
 
  private:
   using push_fn = decltype(Kokkos::Tools::Experimental::get_callbacks().push_region);
@@ -86,6 +93,7 @@ class PathWatch {
     if (std::strcmp(name, "KokkosSketch::dense_project[cuda-tc]") == 0) ++tc();
     if (std::strcmp(name, "KokkosSketch::dense_project[generic]") == 0) ++generic();
     if (std::strcmp(name, "KokkosSketch::dense_project[cuda-gen]") == 0) ++gen();
+    if (std::strcmp(name, "KokkosSketch::dense_project[cuda-gen-sgemm]") == 0) ++gen_sgemm();
     if (previous() != nullptr) previous()(name);  // a loaded tool still sees every region
   }
 };
@@ -320,6 +328,124 @@ TEST(CudaDenseProject, GaussianAndUniformUseTheGeneratedKernel) {
                                      130, 1000, TestUtil::to_host(A), 6);
   EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y1), ref.Y, ref.bound, 6));
   EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y2), ref.Y, ref.bound, 6));
+}
+
+/// float(S.entry(i, j0 + jj)) for the k x n block, row-major, computed on the device entry by
+/// entry (DenseOp::entry: the definition the block generator must reproduce).
+struct EntryByEntry {
+  DenseOp S;
+  std::int64_t j0, n;
+  Kokkos::View<float*, Kokkos::CudaSpace> out;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    out(t) = float(S.entry(t / n, j0 + t % n));
+  }
+};
+
+/// The block generator of the generate + SGEMM path writes exactly the operator's entries
+/// (as float, unscaled), for every law and both buffer layouts, with column ranges that start and end inside a
+/// Philox block (submatrix column offset 5, range start 101: global column 106).
+TEST(CudaDenseProject, GenSgemmBlockIsTheOperatorsEntriesBitwise) {
+  for (DenseEntries law : {DenseEntries::gaussian, DenseEntries::uniform, DenseEntries::rademacher}) {
+    const DenseOp full(DenseDist{41, 3000, law, Scaling::isometric}, RNGState(31));
+    const DenseOp S = full.submatrix(3, 5, 37, 2900);
+    const std::int64_t k = S.rows(), j0 = 101, n = 333;
+    const Kokkos::Cuda space;
+    Kokkos::View<float*, Kokkos::CudaSpace> ref("ref", k * n);
+    Kokkos::parallel_for("test::entry_by_entry",
+                         Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>>(space, 0, k * n),
+                         EntryByEntry{S, j0, n, ref});
+    const auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ref);
+    for (const bool col_major : {false, true}) {
+      Kokkos::View<float*, Kokkos::CudaSpace> w("w", k * n);
+      Impl::CudaGenSgemm::fill_block(space, S, j0, n, w.data(), col_major);
+      space.fence();
+      const auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+      std::int64_t differ = 0;
+      for (std::int64_t i = 0; i < k; ++i)
+        for (std::int64_t jj = 0; jj < n; ++jj) {
+          const float got = hw(col_major ? i + jj * k : i * n + jj);
+          if (std::memcmp(&got, &hr(i * n + jj), sizeof(float)) != 0) ++differ;
+        }
+      EXPECT_EQ(differ, 0) << "law " << int(law) << (col_major ? ", column-major" : ", row-major");
+    }
+  }
+}
+
+/// Y by the generate + cuBLAS SGEMM path (CudaGenMethod::generate_sgemm), the fused kernel
+/// (the default) and the generic kernel (allow_generated = false) for one S and A; checks
+/// which path ran, run-to-run determinism of the new path and pairwise agreement within the
+/// summation-order bound.
+///
+/// Bound: each path computes float(scale) times a float sum of the same D float products
+/// float(S_ij) A_jc in some order (the new path: cuBLAS's order inside a block, the blocks in
+/// order, alpha = float(scale) per block, then the add to Y), so each is within
+/// gamma_{D+2} sum_j |scale S_ij A_jc| of the exact value, gamma_m = m u / (1 - m u),
+/// u = 2^-24; two paths differ by at most twice that. The bound uses gamma_{D+4} (the host's
+/// double-scaled materialized S against float(scale): relative 2^-24 more).
+template <class LayoutA, class LayoutY>
+void check_gen_sgemm(const DenseOp& S, std::int64_t b, std::int64_t block_cols, unsigned seed) {
+  const std::int64_t k = S.rows(), D = S.cols();
+  using av = CudaMatrix<LayoutA>;
+  using yv = CudaMatrix<LayoutY>;
+  using apply_t = Impl::DenseProjectApply<Kokkos::Cuda, av, yv>;
+  const av A = random_matrix<LayoutA>(D, b, seed);
+  yv Ys("Ys", k, b), Ys2("Ys2", k, b), Yf("Yf", k, b), Yg("Yg", k, b);
+  Kokkos::deep_copy(Ys, std::numeric_limits<float>::quiet_NaN());  // beta = 0 on block 0
+  Impl::CudaDenseConfig sg;
+  sg.gen_method = Impl::CudaGenMethod::generate_sgemm;
+  sg.gen_block_cols = block_cols;
+  Impl::CudaDenseConfig generic;
+  generic.allow_generated = false;
+  EXPECT_TRUE(apply_t::uses_gen_sgemm(S, A, Ys, sg));
+  EXPECT_FALSE(apply_t::uses_gen_sgemm(S, A, Ys)) << "the default must stay the fused kernel";
+  const Kokkos::Cuda space;
+  {
+    const PathWatch watch;
+    apply_t::apply(space, S, A, Ys, sg);
+    apply_t::apply(space, S, A, Ys2, sg);
+    apply_t::apply(space, S, A, Yf);
+    apply_t::apply(space, S, A, Yg, generic);
+    EXPECT_EQ(PathWatch::gen_sgemm(), 2);
+    EXPECT_EQ(PathWatch::gen(), 1);
+    EXPECT_EQ(PathWatch::generic(), 1);
+  }
+  const auto M = TestUtil::to_host(materialize(Kokkos::DefaultHostExecutionSpace(), S));
+  const auto Ah = TestUtil::to_host(A);
+  const double u = 0x1.0p-24, m = double(D + 4);
+  const double gamma2 = 2.0 * m * u / (1.0 - m * u);
+  std::vector<double> bound(std::size_t(k * b), 0.0);
+  for (std::int64_t i = 0; i < k; ++i)
+    for (std::int64_t j = 0; j < D; ++j)
+      for (std::int64_t c = 0; c < b; ++c) bound[i * b + c] += std::abs(M[i * D + j] * Ah[j * b + c]);
+  for (auto& x : bound) x = gamma2 * x + 1e-37;
+  const auto ys = TestUtil::to_host(Ys), yf = TestUtil::to_host(Yf), yg = TestUtil::to_host(Yg);
+  EXPECT_EQ(ys, TestUtil::to_host(Ys2)) << "two runs of the generate + SGEMM path differ";
+  EXPECT_TRUE(TestUtil::within_bounds(ys, yf, bound, std::size_t(b))) << "against the fused kernel";
+  EXPECT_TRUE(TestUtil::within_bounds(ys, yg, bound, std::size_t(b))) << "against the generic kernel";
+  EXPECT_TRUE(TestUtil::within_bounds(yf, yg, bound, std::size_t(b))) << "fused against generic";
+}
+
+/// The generate + cuBLAS SGEMM path against the fused and generic kernels: k off the fused
+/// kernel's 64-row tile (100, 70, 37), D over several blocks with a partial last one (5000 in
+/// blocks of 1024, 4000 in blocks of 1000 = exact boundaries, 3001 in blocks of 777), b off
+/// the 64-column tile (70, 65, 3) and b = 1 (Kokkos Kernels' GEMV route), all four layout
+/// pairs (the transposed operand orders), a submatrix whose column offset is not a multiple of
+/// the 4-entry Philox block, and a single block (the default width exceeds D).
+TEST(CudaDenseProject, GenSgemmAgreesWithFusedAndGeneric) {
+  using LR = Kokkos::LayoutRight;
+  using LL = Kokkos::LayoutLeft;
+  const DenseOp G(DenseDist{100, 5000, DenseEntries::gaussian, Scaling::isometric}, RNGState(41));
+  check_gen_sgemm<LR, LR>(G, 70, 1024, 42);
+  check_gen_sgemm<LL, LR>(G, 3, 1024, 43);
+  check_gen_sgemm<LR, LL>(G.submatrix(7, 13, 90, 4000), 65, 1000, 44);
+  check_gen_sgemm<LL, LL>(G.submatrix(3, 1, 37, 4999), 5, 4096, 45);
+  const DenseOp U(DenseDist{70, 3001, DenseEntries::uniform}, RNGState(46));
+  check_gen_sgemm<LR, LR>(U, 1, 777, 47);
+  check_gen_sgemm<LL, LL>(U, 64, 777, 48);
+  check_gen_sgemm<LR, LR>(U, 32, 0, 49);
+  EXPECT_EQ(Impl::CudaGenSgemm::block_columns(70, 3001), 3001);
+  EXPECT_EQ(Impl::CudaGenSgemm::block_columns(256, std::int64_t(1) << 24), 16384);
+  EXPECT_EQ(Impl::CudaGenSgemm::block_columns(16384, std::int64_t(1) << 24), 4096);
 }
 
 TEST(CudaDenseProject, OtherTypesUseTheGenericKernel) {
