@@ -10,12 +10,13 @@
 /// - `dense_project[cuda-tc]`: S Rademacher, A and Y float with strided layouts, a device of
 ///   compute capability >= 8.0 for which the kernel library holds Tensor Core code (whatever
 ///   CMAKE_CUDA_ARCHITECTURES it was built for; CudaDenseTC::supported asks at run time);
-/// - `dense_project[cuda-gen]`: S Gaussian or uniform, A and Y float with strided layouts: the
-///   fused generated-S kernel (KokkosSketch_Cuda_DenseProjectGen.cu), the default;
-/// - `dense_project[cuda-gen-sgemm]`: the same operators when CudaDenseConfig::gen_method is
-///   CudaGenMethod::generate_sgemm and A and Y are LayoutLeft or LayoutRight: blocks of S
-///   generated into a buffer, then cuBLAS SGEMM through KokkosBlas::gemm
-///   (KokkosSketch_Cuda_DenseProjectGenSgemm.hpp); not the default until measured;
+/// - `dense_project[cuda-gen-sgemm]`: S Gaussian or uniform, A and Y float, LayoutLeft or
+///   LayoutRight (the default, CudaDenseConfig::gen_method): blocks of S generated into a
+///   buffer, then cuBLAS SGEMM through KokkosBlas::gemm
+///   (KokkosSketch_Cuda_DenseProjectGenSgemm.hpp);
+/// - `dense_project[cuda-gen]`: the same operators with a LayoutStride A or Y, or on request
+///   (CudaGenMethod::fused): the fused generated-S kernel (KokkosSketch_Cuda_DenseProjectGen.cu,
+///   1.2x slower than the cuBLAS path at the multi-GPU issue's size);
 /// - `dense_project[generic]` otherwise (Gaussian or uniform S, double data, other layouts,
 ///   older devices): Impl::DenseProjectGeneric.
 ///
@@ -74,9 +75,11 @@ struct CudaDenseConfig {
   bool outer_in_shared = false;    ///< FP32 tile sums in shared memory (true) or registers
   bool fast_staging = true;        ///< unpredicated staging of interior tiles (unit column stride)
   bool allow_generated = true;     ///< false: Gaussian and uniform S take the generic kernel
-  /// Gaussian and uniform S: the fused kernel (default) or generation into blocks + cuBLAS
-  /// SGEMM (used where CudaGenSgemm::Apply::eligible, the fused kernel elsewhere)
-  CudaGenMethod gen_method = CudaGenMethod::fused;
+  /// Gaussian and uniform S: generation into blocks + cuBLAS SGEMM (default; used where
+  /// CudaGenSgemm::Apply::eligible: LayoutLeft / LayoutRight A and Y, the fused kernel
+  /// elsewhere) or the fused kernel (1.2x slower at A 16.8M x 64, k = 256 on an H100,
+  /// run H100-26)
+  CudaGenMethod gen_method = CudaGenMethod::generate_sgemm;
   /// Columns of S per block of CudaGenMethod::generate_sgemm; 0 chooses
   /// (CudaGenSgemm::block_columns)
   std::int64_t gen_block_cols = 0;

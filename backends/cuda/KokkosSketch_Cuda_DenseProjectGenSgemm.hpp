@@ -31,8 +31,8 @@
 ///
 /// Workspace: one buffer of k nb floats (k x nb, the block of S), taken once per call from
 /// Impl::WorkspaceCache (per stream, grow-only: no allocation after the first call of a size,
-/// no free in the call). With the default block of 16 MiB (nb = 16384 columns at k = 256) the
-/// block is written and read back while it sits in the GPU's L2 cache (50 MiB on an H100).
+/// no free in the call). The default block holds 256 MiB of S (nb = 262144 columns at
+/// k = 256; at most D columns): long GEMMs beat L2-resident blocks (see default_block_bytes).
 #ifndef KOKKOSSKETCH_CUDA_DENSEPROJECTGENSGEMM_HPP
 #define KOKKOSSKETCH_CUDA_DENSEPROJECTGENSGEMM_HPP
 
@@ -61,9 +61,11 @@ enum class CudaGenMethod {
 
 namespace CudaGenSgemm {
 
-/// Bytes of the block of S that block_columns() aims at: 16 MiB, so that the block stays in
-/// L2 between its generation and its GEMM.
-inline constexpr std::int64_t default_block_bytes = std::int64_t(16) << 20;
+/// Bytes of the block of S that block_columns() aims at: 256 MiB. Measured (H100, run
+/// H100-26, A 16.8M x 64, k = 256): 16 MiB blocks (kept in L2) took 57.3 ms, 64 MiB 56.7,
+/// 128 MiB 48.4, 256 MiB 44.8, 1 GiB 43.0 (the fused kernel 53.0): the skinny GEMMs
+/// (k x nb times nb x b) run better with a long K than the block's L2 residency gains.
+inline constexpr std::int64_t default_block_bytes = std::int64_t(256) << 20;
 /// Fewest columns per block that block_columns() chooses (keeps the GEMMs' K large when k is).
 inline constexpr std::int64_t min_block_cols = 4096;
 

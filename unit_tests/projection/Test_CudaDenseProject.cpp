@@ -371,8 +371,8 @@ TEST(CudaDenseProject, GenSgemmBlockIsTheOperatorsEntriesBitwise) {
   }
 }
 
-/// Y by the generate + cuBLAS SGEMM path (CudaGenMethod::generate_sgemm), the fused kernel
-/// (the default) and the generic kernel (allow_generated = false) for one S and A; checks
+/// Y by the generate + cuBLAS SGEMM path (CudaGenMethod::generate_sgemm, the default), the
+/// fused kernel and the generic kernel (allow_generated = false) for one S and A; checks
 /// which path ran, run-to-run determinism of the new path and pairwise agreement within the
 /// summation-order bound.
 ///
@@ -396,14 +396,17 @@ void check_gen_sgemm(const DenseOp& S, std::int64_t b, std::int64_t block_cols, 
   sg.gen_block_cols = block_cols;
   Impl::CudaDenseConfig generic;
   generic.allow_generated = false;
+  Impl::CudaDenseConfig fused;
+  fused.gen_method = Impl::CudaGenMethod::fused;
   EXPECT_TRUE(apply_t::uses_gen_sgemm(S, A, Ys, sg));
-  EXPECT_FALSE(apply_t::uses_gen_sgemm(S, A, Ys)) << "the default must stay the fused kernel";
+  EXPECT_TRUE(apply_t::uses_gen_sgemm(S, A, Ys)) << "the default is generate + SGEMM";
+  EXPECT_FALSE(apply_t::uses_gen_sgemm(S, A, Ys, fused));
   const Kokkos::Cuda space;
   {
     const PathWatch watch;
     apply_t::apply(space, S, A, Ys, sg);
     apply_t::apply(space, S, A, Ys2, sg);
-    apply_t::apply(space, S, A, Yf);
+    apply_t::apply(space, S, A, Yf, fused);
     apply_t::apply(space, S, A, Yg, generic);
     EXPECT_EQ(PathWatch::gen_sgemm(), 2);
     EXPECT_EQ(PathWatch::gen(), 1);
