@@ -246,26 +246,9 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
 #pragma unroll
           for (int j = 0; j < F4; ++j) d[u] = lk_dot4(y[u][j], v[j], d[u]);
         }
-        if (U == 2 && G >= 2) {
-          // Both dots in one butterfly: at the first level the lower half of the group keeps
-          // d[0] and receives the upper half's d[0], the upper half keeps d[1]; the levels
-          // below reduce one value; a last exchange gives each lane the other sum. The same
-          // pairs are added in the same order as by two separate butterflies (bitwise equal
-          // results) with log2(G) + 1 shuffles instead of 2 log2(G) (6 instead of 10 at G = 32).
-          const int h = G >> 1;
-          const bool lower = (gl & h) == 0;
-          float v = lower ? d[0] : d[U - 1];
-          const float send = lower ? d[U - 1] : d[0];
-          v = lower ? v + __shfl_xor_sync(lk_full, send, h) : __shfl_xor_sync(lk_full, send, h) + v;
-          for (int o = h >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(lk_full, v, o);
-          const float other = __shfl_xor_sync(lk_full, v, h);
-          d[0] = lower ? v : other;
-          d[U - 1] = lower ? other : v;
-        } else {
-          for (int o = G >> 1; o > 0; o >>= 1) {
+        for (int o = G >> 1; o > 0; o >>= 1) {
 #pragma unroll
-            for (int u = 0; u < U; ++u) d[u] += __shfl_xor_sync(lk_full, d[u], o);
-          }
+          for (int u = 0; u < U; ++u) d[u] += __shfl_xor_sync(lk_full, d[u], o);
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
