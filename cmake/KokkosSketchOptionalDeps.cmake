@@ -27,6 +27,24 @@ else()
   endif()
 endif()
 
+# NCCL (cmake/KokkosSketchFindNCCL.cmake): the transport of the distributed layer's plain
+# reduction on CUDA, so only with KokkosSketch_ENABLE_MPI and the CUDA kernels. Off with
+# -DKokkosSketch_ENABLE_NCCL=OFF; required when the option is ON and the build has MPI and
+# CUDA.
+option(KokkosSketch_ENABLE_NCCL
+       "Reduce the distributed layer's plain results with NCCL on CUDA (needs MPI and CUDA)" OFF)
+set(KOKKOSSKETCH_HAVE_NCCL OFF)
+if(KokkosSketch_ENABLE_NCCL AND KokkosSketch_ENABLE_MPI AND Kokkos_ENABLE_CUDA AND
+   KokkosSketch_CUDA_KERNELS)
+  include(KokkosSketchFindNCCL)
+  if(NOT KokkosSketch_NCCL_FOUND)
+    message(FATAL_ERROR "KokkosSketch_ENABLE_NCCL=ON but NCCL (nccl.h, libnccl) was not found: "
+                        "set NCCL_ROOT to its prefix")
+  endif()
+  set(KOKKOSSKETCH_HAVE_NCCL ON)
+  target_link_libraries(kokkossketch INTERFACE KokkosSketch::nccl)
+endif()
+
 # cuFFT: used by the CUDA transform path of the convolution plans
 # (backends/cuda/KokkosSketch_Cuda_Fft.hpp), so only where the CUDA kernels are built; linked
 # into kokkossketch.

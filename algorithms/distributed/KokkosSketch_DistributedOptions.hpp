@@ -30,6 +30,18 @@ enum class Reduction {
   plain
 };
 
+/// \brief How the plain reduction moves the partial results between the ranks.
+enum class Transport {
+  /// NCCL on the instance's stream where the build has it (-DKokkosSketch_ENABLE_NCCL=ON with
+  /// NCCL found) and the execution space is Kokkos::Cuda; else MPI through host memory.
+  automatic,
+  /// MPI_Allreduce of a host copy (a fence and two device-host copies per call).
+  host_mpi,
+  /// ncclAllReduce on the instance's stream (device buffers, no host copy, no fence); an
+  /// Error where the build has no NCCL or the space is not Kokkos::Cuda.
+  nccl
+};
+
 /// \brief Options of the distributed algorithms.
 struct DistributedOptions {
   /// The reduction (Reduction::reproducible by default).
@@ -39,6 +51,9 @@ struct DistributedOptions {
   /// bits. It bounds the rows sent per rank (fewer than block_rows, to one other rank) and
   /// sets the partials' workspace, ceil(local rows / block_rows) + 1 blocks of k x d.
   std::int64_t block_rows = 2048;
+  /// Transport of the plain reduction (Reduction::plain); the same on every rank. The
+  /// reproducible reduction exchanges host buffers through MPI whatever its value.
+  Transport transport = Transport::automatic;
 };
 
 }  // namespace Distributed
@@ -51,6 +66,14 @@ struct EnumTraits<Distributed::Reduction> {
   static constexpr const char* name = "Distributed::Reduction";
   /// The enumerators, in the order of their values.
   static constexpr const char* values[] = {"reproducible", "plain"};
+};
+/// \brief Names of Distributed::Transport for Impl::check_enum.
+template <>
+struct EnumTraits<Distributed::Transport> {
+  /// The enum's name.
+  static constexpr const char* name = "Distributed::Transport";
+  /// The enumerators, in the order of their values.
+  static constexpr const char* values[] = {"automatic", "host_mpi", "nccl"};
 };
 }  // namespace Impl
 

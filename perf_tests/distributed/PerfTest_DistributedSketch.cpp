@@ -11,6 +11,8 @@
 //   dist_reduce_only/<reduction>      the same CountSketch call with 1 row per rank's block
 //                                     work negligible: n = P rows, so the time is the layer's
 //                                     communication and reduction of a k x d result.
+// <reduction>: reproducible, plain (Transport::automatic: NCCL on CUDA in a build with NCCL)
+// and, where that is NCCL, plain_host_mpi (the plain reduction through host memory and MPI).
 // Time per iteration: the slowest rank's (MPI_Barrier, time, MPI_Allreduce MAX), manual time.
 // Counters: rows/s (n per second over all ranks), GB/s of A read (n d 4 bytes).
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full (on a device space the full set is
@@ -120,9 +122,11 @@ void run(benchmark::State& state, std::int64_t n, std::int64_t d,
                                               benchmark::Counter::kIsRate);
 }
 
-Distributed::DistributedOptions options(bool reproducible) {
+Distributed::DistributedOptions options(bool reproducible,
+                                        Distributed::Transport t = Distributed::Transport::automatic) {
   Distributed::DistributedOptions o;
   o.reduction = reproducible ? Distributed::Reduction::reproducible : Distributed::Reduction::plain;
+  o.transport = t;
   return o;
 }
 
@@ -157,8 +161,21 @@ void register_space() {
     cs.n *= size;
     ps.n *= size;
   }
-  for (const bool repro : {true, false}) {
-    const std::string red = repro ? "reproducible" : "plain";
+  // Reductions: reproducible, plain (Transport::automatic: NCCL where the build and space
+  // have it) and, where NCCL is used, plain through host memory and MPI (plain_host_mpi).
+  struct Mode {
+    bool repro;
+    Distributed::Transport transport;
+    const char* name;
+  };
+  std::vector<Mode> modes = {{true, Distributed::Transport::automatic, "reproducible"},
+                             {false, Distributed::Transport::automatic, "plain"}};
+  if (KokkosSketch::Impl::nccl_capable_v<Space>)
+    modes.push_back({false, Distributed::Transport::host_mpi, "plain_host_mpi"});
+  for (const Mode& mode : modes) {
+    const bool repro = mode.repro;
+    const Distributed::Transport tr = mode.transport;
+    const std::string red = mode.name;
     auto reg = [&](const std::string& name, std::function<void(benchmark::State&)> fn) {
       benchmark::RegisterBenchmark(name.c_str(), fn)
           ->UseManualTime()
@@ -173,7 +190,7 @@ void register_space() {
           const GaussianSketchOp S(GaussianSketchDist{gs.k, gs.n}, RNGState(7));
           run(st, gs.n, gs.d, [&] {
             Distributed::gaussian_sketch(Space(), S, *p.A, p.Y, ProjectOptions{false},
-                                         options(repro));
+                                         options(repro, tr));
           });
         });
     reg("dist_sparse_project/" + sp + "/" + red + wk + "/n:" + std::to_string(ps.n) + "/d:" +
@@ -187,7 +204,7 @@ void register_space() {
           const SparseOp S(dist, RNGState(10));
           run(st, ps.n, ps.d, [&] {
             Distributed::sparse_project(Space(), S, *p.A, p.Y, ProjectOptions{false},
-                                        options(repro));
+                                        options(repro, tr));
           });
         });
     reg("dist_count_sketch/" + sp + "/" + red + wk + "/n:" + std::to_string(cs.n) + "/d:" +
@@ -199,7 +216,7 @@ void register_space() {
           co.check_finite = false;
           co.deterministic = true;
           run(st, cs.n, cs.d,
-              [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro)); });
+              [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro, tr)); });
         });
     const std::int64_t rn = size;
     reg("dist_reduce_only/" + sp + "/" + red + "/n:" + std::to_string(rn) + "/d:" + std::to_string(cs.d) +
@@ -211,7 +228,7 @@ void register_space() {
           co.check_finite = false;
           co.deterministic = true;
           run(st, rn, cs.d,
-              [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro)); });
+              [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro, tr)); });
         });
   }
 }

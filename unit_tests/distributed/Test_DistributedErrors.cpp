@@ -132,6 +132,30 @@ TEST(DistributedErrors, BadOptionsEverywhere) {
   o.reduction = static_cast<Distributed::Reduction>(7);
   EXPECT_TRUE(throws_everywhere([&] { Distributed::gaussian_sketch(Space(), s.S, s.A, Y, {}, o); },
                                 "Distributed::gaussian_sketch", "Distributed::Reduction"));
+  o = {};
+  o.transport = static_cast<Distributed::Transport>(5);
+  EXPECT_TRUE(throws_everywhere([&] { Distributed::gaussian_sketch(Space(), s.S, s.A, Y, {}, o); },
+                                "Distributed::gaussian_sketch", "Distributed::Transport"));
+  // NCCL asked for on a host space (the plain reduction): refused on every rank.
+  o = {};
+  o.reduction = Distributed::Reduction::plain;
+  o.transport = Distributed::Transport::nccl;
+  EXPECT_TRUE(throws_everywhere([&] { Distributed::gaussian_sketch(Space(), s.S, s.A, Y, {}, o); },
+                                "Distributed::gaussian_sketch", "transport = nccl needs"));
+}
+
+TEST(DistributedErrors, TransportsThatDiffer) {
+  Problem s;
+  const view_t Y("Y", k, d);
+  Distributed::DistributedOptions o;
+  o.reduction = Distributed::Reduction::plain;
+  o.transport = last_rank() ? Distributed::Transport::host_mpi : Distributed::Transport::automatic;
+  if (world_size() == 1) {
+    EXPECT_NO_THROW(Distributed::gaussian_sketch(Space(), s.S, s.A, Y, {}, o));
+    return;
+  }
+  EXPECT_TRUE(throws_everywhere([&] { Distributed::gaussian_sketch(Space(), s.S, s.A, Y, {}, o); },
+                                "Distributed::gaussian_sketch", "disagree on dopts.transport"));
 }
 
 TEST(DistributedErrors, YOverlappingALocal) {

@@ -68,6 +68,13 @@ void check_splits(std::int64_t n, std::int64_t d, std::int64_t k, double rtol, D
       dist(space, A, Yp, plain);
       EXPECT_TRUE(allclose(to_host(Yp), want, rtol, atol, std::size_t(d)))
           << "plain, split " << split << ", " << P << " ranks";
+      // The plain reduction's transports: automatic (NCCL on CUDA where the build has it)
+      // above, host memory and MPI here; both sum the same partials.
+      plain.transport = Distributed::Transport::host_mpi;
+      y_t Yh("Yh", k, d);
+      dist(space, A, Yh, plain);
+      EXPECT_TRUE(allclose(to_host(Yh), want, rtol, atol, std::size_t(d)))
+          << "plain through host MPI, split " << split << ", " << P << " ranks";
     }
   }
 }

@@ -79,13 +79,15 @@ void distributed_sketch_crs(const char* f, const ExecSpace& space, const Op& S,
     h_result = Kokkos::create_mirror_view(result);
   });
 
+  bool on_device = false;  // the reduced result already in `result` (NCCL)
   if (dopts.reduction == Distributed::Reduction::plain) {
-    plain_reduce(f, space, comm, result, h_result, outcome, [&](const y_buffer& partial) {
-      if (nr > 0)
-        call(space, S.submatrix(0, o, k, nr), L, partial);
-      else
-        Kokkos::deep_copy(space, partial, y_value(0));
-    });
+    on_device = plain_reduce(f, space, comm, result, h_result, outcome, dopts.transport,
+                             [&](const y_buffer& partial) {
+                               if (nr > 0)
+                                 call(space, S.submatrix(0, o, k, nr), L, partial);
+                               else
+                                 Kokkos::deep_copy(space, partial, y_value(0));
+                             });
   } else {
     const BlockPlan plan = block_plan(A, B);
     // The local row map on the host (block boundaries), the head's entries and values.
@@ -221,7 +223,7 @@ void distributed_sketch_crs(const char* f, const ExecSpace& space, const Op& S,
         },
         h_result);
   }
-  finish_distributed(f, space, comm, result, h_result, Y, check_finite);
+  finish_distributed(f, space, comm, result, h_result, Y, check_finite, on_device);
 }
 
 }  // namespace Impl

@@ -16,6 +16,7 @@
 #include <KokkosSketch_DistributedOptions.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <impl/KokkosSketch_DistributedComm_impl.hpp>
+#include <impl/KokkosSketch_DistributedNccl_impl.hpp>
 #include <impl/KokkosSketch_ReproducibleSum_impl.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -163,6 +164,7 @@ void agree_on_arguments(const char* f, MPI_Comm comm, const Op& S, std::int64_t 
   const std::int64_t B = dopts.block_rows;
   const LocalOutcome outcome = run_local(f, [&] {
     check_enum(f, "dopts.reduction", dopts.reduction);
+    check_enum(f, "dopts.transport", dopts.transport);
     KOKKOSSKETCH_THROW_IF(B < 1, f, "dopts.block_rows = ", B, " must be positive");
     check_sketch_extents(f, S, n, d, std::int64_t(Y.extent(0)), std::int64_t(Y.extent(1)));
     KOKKOSSKETCH_THROW_IF((n - 1) / B + 1 > repro_max_terms, f, "n = ", n,
@@ -176,7 +178,8 @@ void agree_on_arguments(const char* f, MPI_Comm comm, const Op& S, std::int64_t 
          {"Y.extent(0)", std::int64_t(Y.extent(0))},
          {"Y.extent(1)", std::int64_t(Y.extent(1))},
          {"dopts.block_rows", B},
-         {"dopts.reduction", std::int64_t(dopts.reduction)}});
+         {"dopts.reduction", std::int64_t(dopts.reduction)},
+         {"dopts.transport", std::int64_t(dopts.transport)}});
 }
 
 /// \brief The reproducible reduction of k x d block partials: `compute(partials)` fills
@@ -233,13 +236,22 @@ void reproducible_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, s
 }
 
 /// The plain reduction: `compute(result)` writes this rank's partial (run on every rank
-/// unless `before` failed, the failure agreed on), then one MPI_Allreduce(SUM) of the scalars
-/// into h_result. Collective.
+/// unless `before` failed, the failure agreed on), then the sum over the ranks: by NCCL in
+/// place in `result` on the instance's stream (use_nccl() for `transport`: returns true), or
+/// by one MPI_Allreduce(SUM) of a host copy into h_result (returns false). Collective.
 template <class ExecSpace, class Result, class HostResult, class Compute>
-void plain_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, const Result& result,
+bool plain_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, const Result& result,
                   const HostResult& h_result, const LocalOutcome& before,
-                  const Compute& compute) {
+                  Distributed::Transport transport, const Compute& compute) {
   LocalOutcome outcome = before;
+  bool nccl = false;
+  if (!outcome.failed) outcome = run_local(f, [&] { nccl = use_nccl<ExecSpace>(f, transport); });
+  if (nccl) {
+    if (!outcome.failed) outcome = run_local(f, [&] { compute(result); });
+    agree(comm, f, outcome);
+    nccl_allreduce_sum(f, space, comm, result.data(), std::size_t(result.size()));
+    return true;
+  }
   if (!outcome.failed) outcome = run_local(f, [&] {
     compute(result);
     Kokkos::deep_copy(space, h_result, result);
@@ -247,16 +259,18 @@ void plain_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, const Re
   });
   agree(comm, f, outcome);
   mpi_allreduce_in_place(f, h_result.data(), std::int64_t(result.size()), MPI_SUM, comm);
+  return false;
 }
 
-/// The replicated result into Y (any layout); its finite check agreed on (in the plain
-/// reduction the ranks' copies of Y need not be identical). Collective.
+/// The replicated result (h_result, or `result` itself when `on_device`) into Y (any
+/// layout); its finite check agreed on (in the plain reduction the ranks' copies of Y need
+/// not be identical). Collective.
 template <class ExecSpace, class Result, class HostResult, class YView>
 void finish_distributed(const char* f, const ExecSpace& space, MPI_Comm comm,
                         const Result& result, const HostResult& h_result, const YView& Y,
-                        bool check_finite) {
+                        bool check_finite, bool on_device = false) {
   const LocalOutcome outcome = run_local(f, [&] {
-    Kokkos::deep_copy(space, result, h_result);
+    if (!on_device) Kokkos::deep_copy(space, result, h_result);
     copy_2d(space, Y, result, std::int64_t(Y.extent(0)), std::int64_t(Y.extent(1)));
     if (check_finite) check_finite_result(f, space, Y);
     space.fence();  // the host buffers die with the call
@@ -306,14 +320,16 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
     h_result = Kokkos::create_mirror_view(result);
   });
 
+  bool on_device = false;  // the reduced result already in `result` (NCCL)
   if (dopts.reduction == Distributed::Reduction::plain) {
-    // This rank's rows sketched at once, then one MPI_Allreduce of the scalars.
-    plain_reduce(f, space, comm, result, h_result, outcome, [&](const y_buffer& partial) {
-      if (nr > 0)
-        call(space, S.submatrix(0, o, k, nr), A.local(), partial);
-      else
-        Kokkos::deep_copy(space, partial, y_value(0));
-    });
+    // This rank's rows sketched at once, then one all-reduce of the scalars.
+    on_device = plain_reduce(f, space, comm, result, h_result, outcome, dopts.transport,
+                             [&](const y_buffer& partial) {
+                               if (nr > 0)
+                                 call(space, S.submatrix(0, o, k, nr), A.local(), partial);
+                               else
+                                 Kokkos::deep_copy(space, partial, y_value(0));
+                             });
   } else {
     const BlockPlan plan = block_plan(A, B);
     a_buffer send, recv_tail, W;
@@ -382,7 +398,7 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
         },
         h_result);
   }
-  finish_distributed(f, space, comm, result, h_result, Y, check_finite);
+  finish_distributed(f, space, comm, result, h_result, Y, check_finite, on_device);
 }
 
 }  // namespace Impl

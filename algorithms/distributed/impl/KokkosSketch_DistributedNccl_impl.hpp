@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_DistributedNccl_impl.hpp
+/// \brief NCCL transport of the distributed layer's plain reduction: one NCCL communicator per
+/// MPI communicator and device, created collectively on first use and kept as an MPI
+/// attribute of the communicator (destroyed when MPI frees the communicator), and
+/// ncclAllReduce on the instance's stream. Compiled in only with KOKKOSSKETCH_HAVE_NCCL and
+/// CUDA; elsewhere Transport::automatic means MPI through host memory.
+#ifndef KOKKOSSKETCH_DISTRIBUTEDNCCL_IMPL_HPP
+#define KOKKOSSKETCH_DISTRIBUTEDNCCL_IMPL_HPP
+
+#include <KokkosSketch_Config.hpp>
+#include <KokkosSketch_DistributedOptions.hpp>
+#include <impl/KokkosSketch_DistributedComm_impl.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#if defined(KOKKOSSKETCH_HAVE_NCCL) && defined(KOKKOS_ENABLE_CUDA)
+#define KOKKOSSKETCH_DISTRIBUTED_NCCL
+#include <cuda_runtime.h>
+#include <nccl.h>
+#endif
+
+namespace KokkosSketch {
+namespace Impl {
+
+/// Whether results of ExecSpace can be reduced by NCCL in this build.
+template <class ExecSpace>
+constexpr bool nccl_capable_v =
+#ifdef KOKKOSSKETCH_DISTRIBUTED_NCCL
+    std::is_same<ExecSpace, Kokkos::Cuda>::value;
+#else
+    false;
+#endif
+
+/// Whether the plain reduction of `f` takes NCCL for transport `t` (checked: an Error when
+/// NCCL is asked for and unavailable). The same on every rank for the same arguments.
+template <class ExecSpace>
+bool use_nccl(const char* f, Distributed::Transport t) {
+  check_enum(f, "dopts.transport", t);
+  if (t == Distributed::Transport::host_mpi) return false;
+  if (t == Distributed::Transport::nccl) {
+    KOKKOSSKETCH_THROW_IF(!nccl_capable_v<ExecSpace>, f,
+                          "dopts.transport = nccl needs a Kokkos::Cuda execution space and a "
+                          "build with NCCL (-DKokkosSketch_ENABLE_NCCL=ON, NCCL found); this "
+                          "is ", ExecSpace::name());
+    return true;
+  }
+  return nccl_capable_v<ExecSpace>;
+}
+
+#ifdef KOKKOSSKETCH_DISTRIBUTED_NCCL
+/// Throws an Error of `f` when an NCCL call failed.
+inline void nccl_check(ncclResult_t rc, const char* f, const char* call) {
+  if (rc == ncclSuccess) return;
+  throw Error(f, concat(call, " failed: ", ncclGetErrorString(rc)), __FILE__, __LINE__);
+}
+
+/// The NCCL communicator attached to an MPI communicator, with the device it was made on.
+struct NcclCommAttribute {
+  ncclComm_t comm = nullptr;
+  int device = -1;
+};
+
+/// The MPI attribute key of the NCCL communicators (created once); its delete callback
+/// destroys the NCCL communicator when MPI frees the MPI one (or at MPI_Finalize).
+inline int nccl_attribute_key() {
+  static const int key = [] {
+    int k = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(
+        MPI_COMM_NULL_COPY_FN,
+        [](MPI_Comm, int, void* value, void*) -> int {
+          auto* a = static_cast<NcclCommAttribute*>(value);
+          if (a->comm != nullptr) (void)ncclCommDestroy(a->comm);
+          delete a;
+          return MPI_SUCCESS;
+        },
+        &k, nullptr);
+    return k;
+  }();
+  return key;
+}
+
+/// The NCCL communicator of `comm` on CUDA device `device`: made on first use (collective
+/// over `comm`: ncclGetUniqueId on rank 0, MPI_Bcast, ncclCommInitRank on every rank, each
+/// step's failure agreed on so that every rank throws the same Error), then cached.
+inline ncclComm_t nccl_comm(const char* f, MPI_Comm comm, int device) {
+  const auto rs = mpi_rank_size(comm, f);
+  NcclCommAttribute* a = nullptr;
+  int found = 0;
+  mpi_check(MPI_Comm_get_attr(comm, nccl_attribute_key(), &a, &found), f, "MPI_Comm_get_attr");
+  LocalOutcome mine = run_local(f, [&] {
+    KOKKOSSKETCH_THROW_IF(found && a->device != device, f,
+                          "the NCCL communicator of this MPI communicator was made on CUDA "
+                          "device ", a->device, ", but the instance runs on device ", device);
+  });
+  // Made already on every rank, or on none (a failed creation leaves none anywhere).
+  agree(comm, f, mine, {{"an NCCL communicator for this MPI communicator", found ? 1 : 0}});
+  if (found) return a->comm;
+  ncclUniqueId id{};
+  mine = run_local(f, [&] {
+    if (rs.first == 0) nccl_check(ncclGetUniqueId(&id), f, "ncclGetUniqueId");
+  });
+  agree(comm, f, mine);
+  mpi_check(MPI_Bcast(&id, int(sizeof(id)), MPI_BYTE, 0, comm), f, "MPI_Bcast");
+  ncclComm_t c = nullptr;
+  mine = run_local(f, [&] {
+    int current = 0;
+    KOKKOSSKETCH_THROW_IF(cudaGetDevice(&current) != cudaSuccess, f, "cudaGetDevice failed");
+    KOKKOSSKETCH_THROW_IF(cudaSetDevice(device) != cudaSuccess, f, "cudaSetDevice(", device,
+                          ") failed");
+    const ncclResult_t rc = ncclCommInitRank(&c, rs.second, id, rs.first);
+    (void)cudaSetDevice(current);
+    nccl_check(rc, f, "ncclCommInitRank");
+  });
+  try {
+    agree(comm, f, mine);
+  } catch (...) {
+    if (c != nullptr) (void)ncclCommDestroy(c);
+    throw;
+  }
+  auto* attr = new NcclCommAttribute{c, device};
+  mpi_check(MPI_Comm_set_attr(comm, nccl_attribute_key(), attr), f, "MPI_Comm_set_attr");
+  return c;
+}
+
+/// NCCL datatype of a scalar.
+template <class T>
+ncclDataType_t nccl_type();
+template <>
+inline ncclDataType_t nccl_type<float>() { return ncclFloat32; }
+template <>
+inline ncclDataType_t nccl_type<double>() { return ncclFloat64; }
+#endif
+
+/// \brief Sums `count` values at `data` (device memory of `space`) over the ranks of `comm`
+/// in place, by ncclAllReduce on the instance's stream (asynchronous). Collective; only
+/// where nccl_capable_v<ExecSpace> (use_nccl() said so).
+template <class ExecSpace, class T>
+void nccl_allreduce_sum(const char* f, const ExecSpace& space, MPI_Comm comm, T* data,
+                        std::size_t count) {
+#ifdef KOKKOSSKETCH_DISTRIBUTED_NCCL
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    const ncclComm_t c = nccl_comm(f, comm, space.cuda_device());
+    nccl_check(ncclAllReduce(data, data, count, nccl_type<T>(), ncclSum, c, space.cuda_stream()),
+               f, "ncclAllReduce");
+    return;
+  }
+#endif
+  (void)space, (void)comm, (void)data, (void)count;
+  throw Error(f, "no NCCL transport for this execution space in this build", __FILE__, __LINE__);
+}
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif
