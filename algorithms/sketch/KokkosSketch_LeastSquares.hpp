@@ -33,7 +33,7 @@ enum class LeastSquaresSketch {
   count_sketch,
   /// Chosen per call (Impl::resolve_lsq_sketch): gaussian on device spaces; on host spaces
   /// the kind of lower modelled cost (Impl::lsq_host_cost), which is count_sketch unless
-  /// d^2 is large against n.
+  /// n is below about d^3 / 100.
   automatic
 };
 
@@ -193,8 +193,9 @@ struct LsqSketchChoice {
 /// OpenBLAS, n = 1e6, d = 100 (docs/sketch/least_squares.md): they only need to be right to
 /// a factor of two or so, the kinds differ by far more where the choice matters.
 struct LsqHostCostModel {
-  /// One entry of a Gaussian S generated (Philox + Box-Muller, tile by tile): about 20 ns.
-  static constexpr double gaussian_entry = 100.0;
+  /// One entry of a Gaussian S generated (Philox + Box-Muller, tile by tile): about 9 ns
+  /// (a Gaussian sketch-and-solve took 3.5 to 13 times the direct solve on that machine).
+  static constexpr double gaussian_entry = 40.0;
   /// One flop of the host GEMM that applies a generated tile of S.
   static constexpr double gemm_flop = 0.1;
   /// One entry of A added into the sketch by the deterministic host CountSketch (a column
