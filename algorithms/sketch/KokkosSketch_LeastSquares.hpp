@@ -190,8 +190,9 @@ struct LsqSketchChoice {
 /// LAPACK Householder QR of a tall, narrow matrix (xGEQRF with d <= a few hundred: its
 /// panels are memory-bound, about 0.2 ns a flop on the 2-core development machine; the
 /// direct solve's 2 n d^2 flops run at that rate too). Measured with OpenMP, 2 threads,
-/// OpenBLAS, n = 1e6, d = 100 (docs/sketch/least_squares.md): they only need to be right to
-/// a factor of two or so, the kinds differ by far more where the choice matters.
+/// OpenBLAS, n = 1e5 and 1e6, d = 32 and 100 (docs/sketch/least_squares.md): they only need
+/// to be right to a factor of two or so, the kinds differ by far more where the choice
+/// matters.
 struct LsqHostCostModel {
   /// One entry of a Gaussian S generated (Philox + Box-Muller, tile by tile): about 9 ns
   /// (a Gaussian sketch-and-solve took 3.5 to 13 times the direct solve on that machine).
@@ -308,8 +309,9 @@ void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, LeastSq
   const std::string cause =
       opts.sketch_rows != 0
           ? concat("sketch_rows = ", k)
-          : concat("sketch_rows = 0 (the ", opts.sketch == LeastSquaresSketch::automatic ? "chosen" : "default",
-                   " k = ", k, " for d = ", d, ")");
+          : concat("sketch_rows = 0 (the ",
+                   opts.sketch == LeastSquaresSketch::automatic ? "chosen" : "default", " k = ", k,
+                   " for d = ", d, ")");
   const std::string nrows = concat("A's ", n, " rows");
   WorkspaceEstimate ws(f);
   ws.add("S [A, b]", k, d + 1, sizeof(Scalar), cause)
@@ -339,7 +341,9 @@ void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, LeastSq
 /// \param [in] b n entries
 /// \param [out] x d entries, the sketched solution; must not share memory with A or b
 /// \param [in] state RNG state of S
-/// \param [in] opts sketch kind and rows (LeastSquaresOptions)
+/// \param [in] opts sketch kind and rows (LeastSquaresOptions); the default kind automatic
+///   is resolved per call by Impl::resolve_lsq_sketch (gaussian on devices, on hosts the
+///   cheaper kind by a cost model: a CountSketch unless n is below about d^3 / 100)
 /// \return iterations = 0, residual_norm = \f$\|A x - b\|_2\f$
 /// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an
 ///   invalid opts.sketch, sketch_rows <= d, a rank-deficient S A, NaN/Inf in A or b (NaN/Inf
@@ -412,7 +416,10 @@ LeastSquaresResult sketch_and_solve(const AView& A, const BView& b, const XView&
 /// \param [in] b n entries
 /// \param [out] x d entries, the solution; must not share memory with A or b
 /// \param [in] state RNG state of S
-/// \param [in] opts sketch kind and rows, tolerance, iteration limit
+/// \param [in] opts sketch kind and rows, tolerance, iteration limit; the default kind
+///   automatic is resolved per call by Impl::resolve_lsq_sketch (gaussian on devices, on
+///   hosts the cheaper kind and rows by a cost model that includes the modelled LSQR
+///   iterations)
 /// \return LSQR iterations, \f$\|A x - b\|_2\f$ of the returned x, and whether a stopping
 ///   test was met before max_iterations
 /// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an

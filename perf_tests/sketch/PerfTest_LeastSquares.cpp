@@ -96,7 +96,8 @@ void bench_lsq(benchmark::State& state, const std::string& name, const Space& sp
           sketch_and_solve(space, in.A, in.b, in.x, RNGState(3), opts);
           break;
         case LsqMethod::precondition_automatic:
-          iterations = sketch_and_precondition(space, in.A, in.b, in.x, RNGState(3), opts).iterations;
+          iterations =
+              sketch_and_precondition(space, in.A, in.b, in.x, RNGState(3), opts).iterations;
           break;
       }
     });

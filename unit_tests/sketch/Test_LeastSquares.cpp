@@ -326,8 +326,8 @@ TEST(LeastSquaresAutomatic, HostChoosesTheCheaperKind) {
       if (d > n) continue;
       for (bool pre : {false, true}) {
         const auto c = Impl::resolve_lsq_sketch(o, true, pre, n, d, tol, 100);
-        const double cg = Impl::lsq_host_cost(K::gaussian, Impl::default_lsq_rows(K::gaussian, pre, d),
-                                              pre, n, d, tol, 100);
+        const double cg = Impl::lsq_host_cost(
+            K::gaussian, Impl::default_lsq_rows(K::gaussian, pre, d), pre, n, d, tol, 100);
         const double cc = Impl::lsq_host_cost(
             K::count_sketch, Impl::default_lsq_rows(K::count_sketch, pre, d), pre, n, d, tol, 100);
         EXPECT_LE(Impl::lsq_host_cost(c.kind, c.rows, pre, n, d, tol, 100),
