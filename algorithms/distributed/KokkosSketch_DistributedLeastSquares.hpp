@@ -78,8 +78,11 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const RowDistributed
   const char* f = "Distributed::sketch_and_solve";
   const MPI_Comm comm = A.comm();
   const std::int64_t n = A.global_rows(), d = A.global_cols(), nr = A.local_rows();
-  const std::int64_t k =
-      opts.sketch_rows != 0 ? opts.sketch_rows : KI::default_lsq_rows(opts.sketch, false, d);
+  // automatic resolves as in the single-process sketch_and_solve, on the global extents (the
+  // same choice on every rank).
+  const KI::LsqSketchChoice sk =
+      KI::resolve_lsq_sketch(opts, KI::is_host_space_v<ExecSpace>, false, n, d, 0.0, 0);
+  const std::int64_t k = sk.rows;
   col_t b2;  // this rank's b as an nr x 1 matrix
   KI::LocalOutcome outcome = KI::run_local(f, [&] {
     KI::check_enum(f, "opts.sketch", opts.sketch);
@@ -91,7 +94,7 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const RowDistributed
                           " entries but A has ", d, " columns");
     KOKKOSSKETCH_THROW_IF(k <= d, f, "sketch_rows = ", k, " must exceed d = ", d,
                           " (S A must have full column rank)");
-    KI::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, nr, d, k, false);
+    KI::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, sk.kind, nr, d, k, false);
     KI::check_no_alias(f, "x", x, "A.local()", A.local());
     KI::check_no_alias(f, "x", x, "b", b);
     b2 = col_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::b"),
@@ -107,7 +110,7 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const RowDistributed
           std::size_t(k), std::size_t(d + 1));
   const auto WA = Kokkos::subview(W, Kokkos::ALL, std::make_pair(std::int64_t(0), d));
   const auto Wb = Kokkos::subview(W, Kokkos::ALL, std::make_pair(d, d + 1));
-  if (opts.sketch == LeastSquaresSketch::gaussian) {
+  if (sk.kind == LeastSquaresSketch::gaussian) {
     const DenseOp S(DenseDist{k, n, DenseEntries::gaussian, Scaling::isometric}, state);
     Distributed::dense_project(space, S, A, WA, ProjectOptions{false}, dopts);
     Distributed::dense_project(space, S, B, Wb, ProjectOptions{false}, dopts);

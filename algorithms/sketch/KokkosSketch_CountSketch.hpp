@@ -28,9 +28,10 @@ struct CountSketchOptions {
   /// on OpenMP the result depends on the thread count only, and on CUDA, where the slab path
   /// applies (float, d % 64 == 0, p in {2048, 4096, 8192, 16384}, n >= 128 p, Hopper), Y is
   /// the same bit for bit on every call on the same GPU.
-  /// true: the rows are sorted by bucket first (stable counting sort, ceil(log2 p) passes
-  /// over n indices) and each bucket's rows are summed in ascending row order: Y is the same
-  /// bit for bit on every call and on every backend.
+  /// true: each bucket's rows are summed in ascending row order (on devices after a stable
+  /// counting sort of the rows by bucket, ceil(log2 p) passes over n indices; on hosts by a
+  /// sweep of the rows in ascending order per block of columns): Y is the same bit for bit
+  /// on every call and on every backend.
   bool deterministic = false;
   /// After the kernel, count non-finite entries of the output Y and throw
   /// KokkosSketch::Error if any. One check covers input and output: NaN/Inf in A reaches Y

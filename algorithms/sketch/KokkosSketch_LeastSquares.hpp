@@ -30,7 +30,11 @@ enum class LeastSquaresSketch {
   /// Gaussian k x n operator with N(0, 1/k) entries (LSRN): O(d) rows suffice, 2 k n d flops.
   gaussian,
   /// CountSketch (Clarkson & Woodruff 2013): O(n d) work, needs O(d^2) rows.
-  count_sketch
+  count_sketch,
+  /// Chosen per call (Impl::resolve_lsq_sketch): gaussian on device spaces; on host spaces
+  /// the kind of lower modelled cost (Impl::lsq_host_cost), which is count_sketch unless
+  /// n is below about d^3 / 100.
+  automatic
 };
 
 namespace Impl {
@@ -40,17 +44,20 @@ struct EnumTraits<LeastSquaresSketch> {
   /// The enum's name.
   static constexpr const char* name = "LeastSquaresSketch";
   /// The enumerators, in the order of their values.
-  static constexpr const char* values[] = {"gaussian", "count_sketch"};
+  static constexpr const char* values[] = {"gaussian", "count_sketch", "automatic"};
 };
 }  // namespace Impl
 
 /// \brief Options of sketch_and_solve and sketch_and_precondition.
 struct LeastSquaresOptions {
-  /// Kind of the sketch S.
-  LeastSquaresSketch sketch = LeastSquaresSketch::gaussian;
+  /// Kind of the sketch S. automatic (the default) is gaussian on device spaces and, on
+  /// host spaces, the kind of lower modelled cost (docs/sketch/least_squares.md, "Choice of
+  /// the sketch"); gaussian and count_sketch force a kind.
+  LeastSquaresSketch sketch = LeastSquaresSketch::automatic;
   /// Rows k of S (k > d). 0 selects, for a Gaussian S, max(10 (d + 1), d + 33) in
   /// sketch_and_solve and max(4 d, d + 33) in sketch_and_precondition; for a CountSketch,
-  /// max(4 (d + 1)^2, d + 33) and max(2 d^2, d + 33).
+  /// max(4 (d + 1)^2, d + 33) and max(2 d^2, d + 33). With automatic, k != 0 is kept and
+  /// only the kind is chosen.
   std::int64_t sketch_rows = 0;
   /// LSQR stopping tolerance (atol = btol of Paige & Saunders); 0 selects 10 eps of the
   /// Scalar type.
@@ -172,22 +179,145 @@ inline std::int64_t default_lsq_rows(LeastSquaresSketch kind, bool precondition,
   return k > d + 33 ? k : d + 33;
 }
 
+/// \brief The sketch a least-squares call runs: LeastSquaresOptions::sketch and sketch_rows
+/// with automatic and 0 resolved (resolve_lsq_sketch).
+struct LsqSketchChoice {
+  LeastSquaresSketch kind = LeastSquaresSketch::gaussian;  ///< gaussian or count_sketch
+  std::int64_t rows = 0;                                   ///< k > 0
+};
+
+/// \brief Constants of the host cost model (lsq_host_cost), in units of one flop of the
+/// LAPACK Householder QR of a tall, narrow matrix (xGEQRF with d <= a few hundred: its
+/// panels are memory-bound, about 0.2 ns a flop on the 2-core development machine; the
+/// direct solve's 2 n d^2 flops run at that rate too). Measured with OpenMP, 2 threads,
+/// OpenBLAS, n = 1e5 and 1e6, d = 32 and 100 (docs/sketch/least_squares.md): they only need
+/// to be right to a factor of two or so, the kinds differ by far more where the choice
+/// matters.
+struct LsqHostCostModel {
+  /// One entry of a Gaussian S generated (Philox + Box-Muller, tile by tile): about 9 ns
+  /// (a Gaussian sketch-and-solve took 3.5 to 13 times the direct solve on that machine).
+  static constexpr double gaussian_entry = 40.0;
+  /// One flop of the host GEMM that applies a generated tile of S.
+  static constexpr double gemm_flop = 0.1;
+  /// One entry of A added into the sketch by the deterministic host CountSketch (a column
+  /// sweep with scattered updates of S A): about 2 ns.
+  static constexpr double count_sketch_entry = 10.0;
+  /// One entry of A read by a GEMV of LSQR (a memory-bound stream): about 0.5 ns.
+  static constexpr double gemv_entry = 2.5;
+  /// The n-vector updates of one LSQR iteration (axpby, nrm2, scal, copies), per row.
+  static constexpr double lsqr_vector_ops = 30.0;
+};
+
+/// \brief Iterations LSQR is modelled to take on A R^{-1} with a k-row sketch: the
+/// subspace embedding's distortion eps = sqrt(d / k) gives kappa(A R^{-1}) about
+/// (1 + eps) / (1 - eps), hence an error reduction of eps per iteration (Meng, Saunders &
+/// Mahoney 2014, for a Gaussian S; a CountSketch of O(d^2) rows behaves alike on the
+/// incoherent matrices of the tests), until tol.
+inline double lsq_model_iterations(std::int64_t k, std::int64_t d, double tol, int max_it) {
+  const double eps = std::sqrt(double(d) / double(k));
+  if (!(eps < 1) || !(tol > 0 && tol < 1)) return double(max_it);
+  const double it = std::ceil(std::log(tol) / std::log(eps));
+  return it < 1 ? 1.0 : (it > max_it ? double(max_it) : it);
+}
+
+/// \brief Modelled cost on a host space (units of LsqHostCostModel) of sketch_and_solve
+/// (precondition = false) or sketch_and_precondition with a sketch of the given kind and k
+/// rows on an n x d A:
+/// - Gaussian S: S is generated for A and again for b (2 k n entries) and applied by GEMM
+///   (2 k n (d + 1) flops);
+/// - CountSketch: one pass over [A, b] ((d + 1) n entries);
+/// - the Householder QR of the k x (d + 1) sketch: 2 k (d + 1)^2 flops;
+/// - sketch_and_precondition: lsq_model_iterations LSQR iterations, each two GEMVs with A
+///   (2 n d entries) and the vector updates.
+/// The direct solve it is compared with costs 2 n d^2 flops (the QR of A) in these units.
+inline double lsq_host_cost(LeastSquaresSketch kind, std::int64_t k, bool precondition,
+                            std::int64_t n, std::int64_t d, double tol, int max_it) {
+  using M = LsqHostCostModel;
+  const double nd = double(n), dd = double(d), kd = double(k);
+  const double sketch = kind == LeastSquaresSketch::gaussian
+                            ? 2.0 * kd * nd * (M::gaussian_entry + (dd + 1) * M::gemm_flop)
+                            : nd * (dd + 1) * M::count_sketch_entry;
+  const double qr = 2.0 * kd * (dd + 1) * (dd + 1);
+  const double lsqr =
+      precondition ? lsq_model_iterations(k, d, tol, max_it) *
+                         (2.0 * nd * dd * M::gemv_entry + nd * M::lsqr_vector_ops)
+                   : 0.0;
+  return sketch + qr + lsqr;
+}
+
+/// \brief Resolves LeastSquaresOptions::sketch and sketch_rows for a call on an n x d A.
+///
+/// - gaussian, count_sketch: that kind, with sketch_rows or, for 0, default_lsq_rows (the
+///   explicit kinds run exactly as before automatic existed);
+/// - automatic on a device space (host_space = false): gaussian, as the explicit kind;
+/// - automatic on a host space: the kind of lower lsq_host_cost, each with its default
+///   rows; for sketch_and_precondition the CountSketch's rows are the multiple
+///   2^j default_lsq_rows (j = 0 ... 3, k <= n / 2 for j > 0) of lowest cost: more rows cost
+///   2 k (d + 1)^2 in the QR and save modelled LSQR iterations. The CountSketch is never
+///   smaller than its default, which keeps its documented guarantees. With sketch_rows = k
+///   != 0, k is kept and count_sketch is considered only when k is at least its default
+///   rows.
+/// \param [in] opts the options of the call (sketch, sketch_rows; tolerance and
+///   max_iterations resolved by the caller into tol and max_it)
+/// \param [in] host_space whether the call runs on a host execution space
+/// \param [in] precondition sketch_and_precondition (true) or sketch_and_solve (false)
+/// \param [in] n, d extents of A
+/// \param [in] tol, max_it LSQR tolerance and iteration limit (unused for sketch_and_solve)
+/// \return the kind (gaussian or count_sketch) and rows the call runs with
+inline LsqSketchChoice resolve_lsq_sketch(const LeastSquaresOptions& opts, bool host_space,
+                                          bool precondition, std::int64_t n, std::int64_t d,
+                                          double tol, int max_it) {
+  using K = LeastSquaresSketch;
+  auto rows_of = [&](K kind) {
+    return opts.sketch_rows != 0 ? opts.sketch_rows : default_lsq_rows(kind, precondition, d);
+  };
+  if (opts.sketch != K::automatic) return {opts.sketch, rows_of(opts.sketch)};
+  const LsqSketchChoice gauss{K::gaussian, rows_of(K::gaussian)};
+  if (!host_space) return gauss;
+  const std::int64_t cs_min = default_lsq_rows(K::count_sketch, precondition, d);
+  if (opts.sketch_rows != 0 && opts.sketch_rows < cs_min) return gauss;
+  LsqSketchChoice best{K::count_sketch, rows_of(K::count_sketch)};
+  double best_cost = lsq_host_cost(K::count_sketch, best.rows, precondition, n, d, tol, max_it);
+  if (precondition && opts.sketch_rows == 0) {
+    for (std::int64_t k = 2 * cs_min; k <= 8 * cs_min && k <= n / 2; k *= 2) {
+      const double c = lsq_host_cost(K::count_sketch, k, true, n, d, tol, max_it);
+      if (c < best_cost) {
+        best_cost = c;
+        best.rows = k;
+      }
+    }
+  }
+  const double g = lsq_host_cost(K::gaussian, gauss.rows, precondition, n, d, tol, max_it);
+  return g < best_cost ? gauss : best;
+}
+
+/// \brief The LSQR tolerance of sketch_and_precondition: opts.tolerance, or 10 eps of
+/// Scalar for 0.
+template <class Scalar>
+double lsq_tolerance(const LeastSquaresOptions& opts) {
+  return opts.tolerance > 0 ? opts.tolerance
+                            : 10.0 * double(std::numeric_limits<Scalar>::epsilon());
+}
+
 /// Refuses (Error) a sketch whose workspace cannot fit the memory space, before allocating:
 /// S [A, b] and its QR copy (k x (d + 1) each), b as a matrix (n), the CountSketch sort
 /// (2 n + k + 1 words), LSQR's two n-vectors (sketch_and_precondition) and the residual (n).
 template <class ExecSpace, class Scalar>
-void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, std::int64_t n,
-                         std::int64_t d, std::int64_t k, bool precondition) {
+void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, LeastSquaresSketch kind,
+                         std::int64_t n, std::int64_t d, std::int64_t k, bool precondition) {
   if (k <= d) return;  // SketchedQR rejects it with its own message
   const std::string cause =
-      opts.sketch_rows != 0 ? concat("sketch_rows = ", k)
-                            : concat("sketch_rows = 0 (the default k = ", k, " for d = ", d, ")");
+      opts.sketch_rows != 0
+          ? concat("sketch_rows = ", k)
+          : concat("sketch_rows = 0 (the ",
+                   opts.sketch == LeastSquaresSketch::automatic ? "chosen" : "default", " k = ", k,
+                   " for d = ", d, ")");
   const std::string nrows = concat("A's ", n, " rows");
   WorkspaceEstimate ws(f);
   ws.add("S [A, b]", k, d + 1, sizeof(Scalar), cause)
       .add("the QR copy of S [A, b]", k, d + 1, sizeof(Scalar), cause)
       .add("b and the residual", n, 2, sizeof(Scalar), nrows);
-  if (opts.sketch == LeastSquaresSketch::count_sketch)
+  if (kind == LeastSquaresSketch::count_sketch)
     ws.add("the CountSketch row sort", n, 2, sizeof(std::uint64_t), nrows)
         .add("the CountSketch bucket offsets", k + 1, 1, sizeof(std::int64_t), cause);
   if (precondition) ws.add("LSQR's vectors", n, 2, sizeof(Scalar), nrows);
@@ -211,7 +341,9 @@ void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, std::in
 /// \param [in] b n entries
 /// \param [out] x d entries, the sketched solution; must not share memory with A or b
 /// \param [in] state RNG state of S
-/// \param [in] opts sketch kind and rows (LeastSquaresOptions)
+/// \param [in] opts sketch kind and rows (LeastSquaresOptions); the default kind automatic
+///   is resolved per call by Impl::resolve_lsq_sketch (gaussian on devices, on hosts the
+///   cheaper kind by a cost model: a CountSketch unless n is below about d^3 / 100)
 /// \return iterations = 0, residual_norm = \f$\|A x - b\|_2\f$
 /// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an
 ///   invalid opts.sketch, sketch_rows <= d, a rank-deficient S A, NaN/Inf in A or b (NaN/Inf
@@ -232,14 +364,15 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const AView& A, cons
   const char* f = "sketch_and_solve";
   Impl::check_enum(f, "opts.sketch", opts.sketch);
   Impl::check_lsq_args(f, A, b, x);
-  const std::int64_t d = A.extent(1);
-  const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
-                                               : Impl::default_lsq_rows(opts.sketch, false, d);
-  Impl::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, A.extent(0), d, k, false);
+  const std::int64_t n = A.extent(0), d = A.extent(1);
+  const Impl::LsqSketchChoice sk = Impl::resolve_lsq_sketch(
+      opts, Impl::is_host_space_v<ExecSpace>, false, n, d, 0.0, 0);
+  const std::int64_t k = sk.rows;
+  Impl::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, sk.kind, n, d, k, false);
   Impl::check_no_alias(f, "x", x, "A", A);
   Impl::check_no_alias(f, "x", x, "b", b);
   la_t la(space);
-  Impl::SketchedQR<ExecSpace, scalar_t> sq(f, la, A, b, state, opts.sketch, k);
+  Impl::SketchedQR<ExecSpace, scalar_t> sq(f, la, A, b, state, sk.kind, k);
   la.trsm(Impl::Side::left, Impl::Trans::none, sq.R, Impl::as_column(sq.z));
   Kokkos::deep_copy(space, x, sq.z);
   LeastSquaresResult res;
@@ -283,7 +416,10 @@ LeastSquaresResult sketch_and_solve(const AView& A, const BView& b, const XView&
 /// \param [in] b n entries
 /// \param [out] x d entries, the solution; must not share memory with A or b
 /// \param [in] state RNG state of S
-/// \param [in] opts sketch kind and rows, tolerance, iteration limit
+/// \param [in] opts sketch kind and rows, tolerance, iteration limit; the default kind
+///   automatic is resolved per call by Impl::resolve_lsq_sketch (gaussian on devices, on
+///   hosts the cheaper kind and rows by a cost model that includes the modelled LSQR
+///   iterations)
 /// \return LSQR iterations, \f$\|A x - b\|_2\f$ of the returned x, and whether a stopping
 ///   test was met before max_iterations
 /// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an
@@ -312,17 +448,17 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space, const AView& 
   KOKKOSSKETCH_THROW_IF(opts.max_iterations < 0, f, "max_iterations = ", opts.max_iterations,
                         " is negative");
   const std::int64_t n = A.extent(0), d = A.extent(1);
-  const std::int64_t k = opts.sketch_rows != 0 ? opts.sketch_rows
-                                               : Impl::default_lsq_rows(opts.sketch, true, d);
-  Impl::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, n, d, k, true);
+  const double tol = Impl::lsq_tolerance<scalar_t>(opts);
+  const int max_it = opts.max_iterations > 0 ? opts.max_iterations : 100;
+  const Impl::LsqSketchChoice sk = Impl::resolve_lsq_sketch(
+      opts, Impl::is_host_space_v<ExecSpace>, true, n, d, tol, max_it);
+  const std::int64_t k = sk.rows;
+  Impl::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, sk.kind, n, d, k, true);
   Impl::check_no_alias(f, "x", x, "A", A);
   Impl::check_no_alias(f, "x", x, "b", b);
-  const double tol =
-      opts.tolerance > 0 ? opts.tolerance : 10.0 * double(std::numeric_limits<scalar_t>::epsilon());
-  const int max_it = opts.max_iterations > 0 ? opts.max_iterations : 100;
 
   la_t la(space);
-  Impl::SketchedQR<ExecSpace, scalar_t> sq(f, la, A, b, state, opts.sketch, k);
+  Impl::SketchedQR<ExecSpace, scalar_t> sq(f, la, A, b, state, sk.kind, k);
   const auto& R = sq.R;
   auto alloc = [&](const char* label, std::int64_t len) {
     return vec_t(Kokkos::view_alloc(space, std::string(label)), len);  // zeroed

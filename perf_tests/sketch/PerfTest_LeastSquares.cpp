@@ -4,9 +4,13 @@
 //   lsq_direct_qr             baseline: Householder QR of A (LAPACK / cuSOLVER through
 //                             Impl::DenseLA), x = R^{-1} Q^T b;
 //   lsq_sketch_and_solve      Gaussian sketch, QR of S [A, b];
-//   lsq_sketch_and_precondition_{gaussian,count_sketch}  sketch, QR, LSQR on A R^{-1}.
+//   lsq_sketch_and_precondition_{gaussian,count_sketch}  sketch, QR, LSQR on A R^{-1};
+//   lsq_{sketch_and_solve,sketch_and_precondition}_automatic  the default options
+//                             (LeastSquaresSketch::automatic: on host spaces the sketch kind
+//                             and rows of lower modelled cost, on devices gaussian).
 // The leverage scores of the same A: PerfTest_LeverageScores.cpp.
-// Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full.
+// Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default: n = 1e5, d = 32) or full (n = 1e6,
+// d = 100, the size at which sketch-and-precondition is to beat the direct solve).
 #include "PerfTest_LeastSquaresInputs.hpp"
 
 #include <KokkosSketch_BenchmarkContext.hpp>
@@ -61,7 +65,9 @@ enum class LsqMethod {
   direct_qr,                  ///< baseline: QR of A, x = R^{-1} Q^T b
   sketch_and_solve,           ///< Gaussian sketch, QR of S [A, b]
   precondition_gaussian,      ///< sketch_and_precondition, Gaussian sketch
-  precondition_count_sketch   ///< sketch_and_precondition, CountSketch
+  precondition_count_sketch,  ///< sketch_and_precondition, CountSketch
+  solve_automatic,            ///< sketch_and_solve, default options (automatic)
+  precondition_automatic      ///< sketch_and_precondition, default options (automatic)
 };
 
 template <class Space>
@@ -75,14 +81,23 @@ void bench_lsq(benchmark::State& state, const std::string& name, const Space& sp
       switch (method) {
         case LsqMethod::direct_qr: direct_qr_solve(space, in); break;
         case LsqMethod::sketch_and_solve:
+          opts.sketch = LeastSquaresSketch::gaussian;
           sketch_and_solve(space, in.A, in.b, in.x, RNGState(3), opts);
           break;
         case LsqMethod::precondition_gaussian:
+          opts.sketch = LeastSquaresSketch::gaussian;
           iterations = sketch_and_precondition(space, in.A, in.b, in.x, RNGState(3), opts).iterations;
           break;
         case LsqMethod::precondition_count_sketch:
           opts.sketch = LeastSquaresSketch::count_sketch;
           iterations = sketch_and_precondition(space, in.A, in.b, in.x, RNGState(3), opts).iterations;
+          break;
+        case LsqMethod::solve_automatic:
+          sketch_and_solve(space, in.A, in.b, in.x, RNGState(3), opts);
+          break;
+        case LsqMethod::precondition_automatic:
+          iterations =
+              sketch_and_precondition(space, in.A, in.b, in.x, RNGState(3), opts).iterations;
           break;
       }
     });
@@ -90,6 +105,14 @@ void bench_lsq(benchmark::State& state, const std::string& name, const Space& sp
     state.counters["n"] = double(s.n);
     state.counters["d"] = double(s.d);
     if (iterations > 0) state.counters["lsqr_iterations"] = double(iterations);
+    if (method == LsqMethod::solve_automatic || method == LsqMethod::precondition_automatic) {
+      // What automatic chose (0 gaussian, 1 count_sketch) and its rows.
+      const bool pre = method == LsqMethod::precondition_automatic;
+      const auto sk = Impl::resolve_lsq_sketch(opts, Impl::is_host_space_v<Space>, pre, s.n,
+                                               s.d, Impl::lsq_tolerance<double>(opts), 100);
+      state.counters["sketch_kind"] = double(int(sk.kind));
+      state.counters["sketch_rows"] = double(sk.rows);
+    }
   });
 }
 
@@ -100,7 +123,9 @@ void register_lsq_space(const Space& space, SizeSet sizes) {
       {"lsq_direct_qr", LsqMethod::direct_qr},
       {"lsq_sketch_and_solve", LsqMethod::sketch_and_solve},
       {"lsq_sketch_and_precondition_gaussian", LsqMethod::precondition_gaussian},
-      {"lsq_sketch_and_precondition_count_sketch", LsqMethod::precondition_count_sketch}};
+      {"lsq_sketch_and_precondition_count_sketch", LsqMethod::precondition_count_sketch},
+      {"lsq_sketch_and_solve_automatic", LsqMethod::solve_automatic},
+      {"lsq_sketch_and_precondition_automatic", LsqMethod::precondition_automatic}};
   for (const LsqSize& s : lsq_sizes(sizes)) {
     for (const auto& m : methods) {
       const std::string name = bench_name(m.first, sp, {{"n", s.n}, {"d", s.d}});

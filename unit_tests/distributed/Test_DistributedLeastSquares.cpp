@@ -78,6 +78,9 @@ TEST(DistributedLeastSquares, GaussianSketchAndSolve) { check_lsq(LeastSquaresSk
 TEST(DistributedLeastSquares, CountSketchAndSolve) {
   check_lsq(LeastSquaresSketch::count_sketch);
 }
+// automatic (the default) resolves on the global extents: the same kind and rows on every
+// rank and in the single-process call.
+TEST(DistributedLeastSquares, AutomaticSketchAndSolve) { check_lsq(LeastSquaresSketch::automatic); }
 
 TEST(DistributedLeastSquares, WrongBOnOneRank) {
   const std::int64_t n = 120, d = 3;

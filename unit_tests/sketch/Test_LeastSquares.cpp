@@ -2,13 +2,16 @@
 // Sketched least squares against an FP64 host QR solve (LAPACK dgeqrf/dorgqr through the
 // sketch test helpers): sketch-and-precondition reaches the direct solve's accuracy on
 // well- and ill-conditioned problems; sketch-and-solve's residual is within (1 + eps) of the
-// optimum; consistent systems; float; cross-space agreement; bad input.
+// optimum; consistent systems; float; cross-space agreement; bad input; the resolution of
+// LeastSquaresSketch::automatic (Impl::resolve_lsq_sketch).
 #include <KokkosSketch_LeastSquares.hpp>
 #include <KokkosSketch_SketchTestUtils.hpp>
 #include <KokkosSketch_TestUtils.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <utility>
 #include <random>
 #include <string>
 #include <vector>
@@ -118,7 +121,8 @@ Outcome run_precondition(const Problem& p, const LeastSquaresOptions& opts, std:
 TYPED_TEST(LeastSquaresTest, PreconditionMatchesDirectSolveWellConditioned) {
   using Space = TypeParam;
   const auto p = make_problem(TestUtil::gaussian_matrix(3000, 25, 1), 0.1, 2);
-  for (auto kind : {LeastSquaresSketch::gaussian, LeastSquaresSketch::count_sketch}) {
+  for (auto kind : {LeastSquaresSketch::gaussian, LeastSquaresSketch::count_sketch,
+                    LeastSquaresSketch::automatic}) {
     LeastSquaresOptions opts;
     opts.sketch = kind;
     const auto o = run_precondition<Space, Kokkos::LayoutRight>(p, opts, 7);
@@ -185,7 +189,8 @@ TYPED_TEST(LeastSquaresTest, SketchAndSolveResidualNearOptimal) {
   auto A = matrix_view<double, Kokkos::LayoutRight, Space>(p.A);
   auto b = vector_view<double, Space>(p.b);
   Kokkos::View<double*, typename Space::memory_space> x("x", p.A.cols);
-  for (auto kind : {LeastSquaresSketch::gaussian, LeastSquaresSketch::count_sketch}) {
+  for (auto kind : {LeastSquaresSketch::gaussian, LeastSquaresSketch::count_sketch,
+                    LeastSquaresSketch::automatic}) {
     LeastSquaresOptions opts;
     opts.sketch = kind;
     const auto res = sketch_and_solve(Space(), A, b, x, RNGState(11), opts);
@@ -199,7 +204,9 @@ TYPED_TEST(LeastSquaresTest, SketchAndSolveResidualNearOptimal) {
   }
 }
 
-// The same seed gives the same solution on this space and on the default host space.
+// The same seed and sketch kind give the same solution on this space and on the default
+// host space (automatic may choose another kind on a device space, so it is compared among
+// host spaces only).
 TYPED_TEST(LeastSquaresTest, SameSolutionOnEveryBackend) {
   using Space = TypeParam;
   using Host = Kokkos::DefaultHostExecutionSpace;
@@ -210,9 +217,140 @@ TYPED_TEST(LeastSquaresTest, SameSolutionOnEveryBackend) {
   auto bh = vector_view<double, Host>(p.b);
   Kokkos::View<double*, typename Space::memory_space> x("x", p.A.cols);
   Kokkos::View<double*, Kokkos::HostSpace> xh("xh", p.A.cols);
-  sketch_and_solve(Space(), A, b, x, RNGState(13));
-  sketch_and_solve(Host(), Ah, bh, xh, RNGState(13));
-  EXPECT_LT(rel_error(host_vector(x), host_vector(xh)), 1e-12);
+  for (auto kind : {LeastSquaresSketch::gaussian, LeastSquaresSketch::count_sketch,
+                    LeastSquaresSketch::automatic}) {
+    if (kind == LeastSquaresSketch::automatic && !Impl::is_host_space_v<Space>) continue;
+    LeastSquaresOptions opts;
+    opts.sketch = kind;
+    sketch_and_solve(Space(), A, b, x, RNGState(13), opts);
+    sketch_and_solve(Host(), Ah, bh, xh, RNGState(13), opts);
+    EXPECT_LT(rel_error(host_vector(x), host_vector(xh)), 1e-12) << "sketch " << int(kind);
+  }
+}
+
+// automatic with default sizes runs what Impl::resolve_lsq_sketch names: the same x and
+// result as the resolved kind and rows given explicitly, for both solvers.
+TYPED_TEST(LeastSquaresTest, AutomaticRunsTheResolvedSketch) {
+  using Space = TypeParam;
+  const auto p = make_problem(TestUtil::gaussian_matrix(1500, 8, 15), 0.2, 16);
+  auto A = matrix_view<double, Kokkos::LayoutLeft, Space>(p.A);
+  auto b = vector_view<double, Space>(p.b);
+  Kokkos::View<double*, typename Space::memory_space> x("x", p.A.cols), xe("xe", p.A.cols);
+  const std::int64_t n = p.A.rows, d = p.A.cols;
+  for (bool pre : {false, true}) {
+    const LeastSquaresOptions automatic;
+    const auto sk = Impl::resolve_lsq_sketch(automatic, Impl::is_host_space_v<Space>, pre, n, d,
+                                             Impl::lsq_tolerance<double>(automatic), 100);
+    LeastSquaresOptions expl;
+    expl.sketch = sk.kind;
+    expl.sketch_rows = sk.rows;
+    const auto r1 = pre ? sketch_and_precondition(Space(), A, b, x, RNGState(17), automatic)
+                        : sketch_and_solve(Space(), A, b, x, RNGState(17), automatic);
+    const auto r2 = pre ? sketch_and_precondition(Space(), A, b, xe, RNGState(17), expl)
+                        : sketch_and_solve(Space(), A, b, xe, RNGState(17), expl);
+    EXPECT_EQ(host_vector(x), host_vector(xe)) << "precondition " << pre;
+    EXPECT_EQ(r1.iterations, r2.iterations);
+    EXPECT_EQ(r1.residual_norm, r2.residual_norm);
+    if (Impl::is_host_space_v<Space>) {
+      EXPECT_EQ(sk.kind, LeastSquaresSketch::count_sketch);  // n >> d^3 / 100 here
+    } else {
+      EXPECT_EQ(sk.kind, LeastSquaresSketch::gaussian);
+    }
+  }
+}
+
+// Impl::resolve_lsq_sketch: explicit kinds keep their default rows; automatic is gaussian
+// on device spaces and the cheaper kind by Impl::lsq_host_cost on host spaces.
+TEST(LeastSquaresAutomatic, ExplicitKindsAndDeviceSpacesAreUnchanged) {
+  using K = LeastSquaresSketch;
+  for (bool host : {false, true}) {
+    for (bool pre : {false, true}) {
+      for (std::int64_t d : {1, 8, 32, 100}) {
+        const std::int64_t n = 100000;
+        for (K kind : {K::gaussian, K::count_sketch}) {
+          LeastSquaresOptions o;
+          o.sketch = kind;
+          auto c = Impl::resolve_lsq_sketch(o, host, pre, n, d, 1e-15, 100);
+          EXPECT_EQ(c.kind, kind);
+          EXPECT_EQ(c.rows, Impl::default_lsq_rows(kind, pre, d));
+          o.sketch_rows = 3 * d + 5;
+          c = Impl::resolve_lsq_sketch(o, host, pre, n, d, 1e-15, 100);
+          EXPECT_EQ(c.kind, kind);
+          EXPECT_EQ(c.rows, 3 * d + 5);
+        }
+        if (!host) {
+          const LeastSquaresOptions o;  // automatic
+          const auto c = Impl::resolve_lsq_sketch(o, false, pre, n, d, 1e-15, 100);
+          EXPECT_EQ(c.kind, K::gaussian);
+          EXPECT_EQ(c.rows, Impl::default_lsq_rows(K::gaussian, pre, d));
+        }
+      }
+    }
+  }
+}
+
+TEST(LeastSquaresAutomatic, HostChoosesTheCheaperKind) {
+  using K = LeastSquaresSketch;
+  const double tol = 10 * 2.2e-16;
+  // The perf-suite sizes: the CountSketch, default rows for sketch_and_solve, a multiple
+  // 2^j of the default (j <= 3) for sketch_and_precondition.
+  for (auto nd : {std::pair<std::int64_t, std::int64_t>{100000, 32}, {1000000, 100}}) {
+    const std::int64_t n = nd.first, d = nd.second;
+    const LeastSquaresOptions o;
+    const auto s = Impl::resolve_lsq_sketch(o, true, false, n, d, tol, 100);
+    EXPECT_EQ(s.kind, K::count_sketch);
+    EXPECT_EQ(s.rows, Impl::default_lsq_rows(K::count_sketch, false, d));
+    const auto p = Impl::resolve_lsq_sketch(o, true, true, n, d, tol, 100);
+    EXPECT_EQ(p.kind, K::count_sketch);
+    const std::int64_t k0 = Impl::default_lsq_rows(K::count_sketch, true, d);
+    EXPECT_TRUE(p.rows == k0 || p.rows == 2 * k0 || p.rows == 4 * k0 || p.rows == 8 * k0)
+        << p.rows;
+    EXPECT_LE(p.rows, std::max(k0, n / 2));
+    // The modelled cost of the choice is within a small factor of the direct QR's
+    // 2 n d^2 (the Gaussian sketch-and-solve's is 5 to 14 times it at these sizes).
+    const double direct = 2.0 * double(n) * double(d) * double(d);
+    EXPECT_LT(Impl::lsq_host_cost(s.kind, s.rows, false, n, d, tol, 100), 2 * direct);
+    EXPECT_LT(Impl::lsq_host_cost(p.kind, p.rows, true, n, d, tol, 100), 4 * direct);
+    EXPECT_GT(Impl::lsq_host_cost(K::gaussian, Impl::default_lsq_rows(K::gaussian, false, d),
+                                  false, n, d, tol, 100),
+              4 * direct);
+  }
+  // d^2 large against n: the CountSketch's O(d^2) rows cost more than the Gaussian.
+  const LeastSquaresOptions o;
+  const auto g = Impl::resolve_lsq_sketch(o, true, false, 2000, 100, tol, 100);
+  EXPECT_EQ(g.kind, K::gaussian);
+  EXPECT_EQ(g.rows, Impl::default_lsq_rows(K::gaussian, false, 100));
+  // On every size the choice is the cheaper of the two kinds at their default rows.
+  for (std::int64_t n : {50, 1000, 30000, 1000000})
+    for (std::int64_t d : {1, 5, 30, 200}) {
+      if (d > n) continue;
+      for (bool pre : {false, true}) {
+        const auto c = Impl::resolve_lsq_sketch(o, true, pre, n, d, tol, 100);
+        const double cg = Impl::lsq_host_cost(
+            K::gaussian, Impl::default_lsq_rows(K::gaussian, pre, d), pre, n, d, tol, 100);
+        const double cc = Impl::lsq_host_cost(
+            K::count_sketch, Impl::default_lsq_rows(K::count_sketch, pre, d), pre, n, d, tol, 100);
+        EXPECT_LE(Impl::lsq_host_cost(c.kind, c.rows, pre, n, d, tol, 100),
+                  std::min(cg, cc) * (1 + 1e-12))
+            << n << " x " << d;
+        EXPECT_GT(c.rows, d);
+        EXPECT_GE(c.rows, Impl::default_lsq_rows(c.kind, pre, d));
+      }
+    }
+  // An explicit sketch_rows is kept; below the CountSketch's default it selects gaussian.
+  LeastSquaresOptions few;
+  few.sketch_rows = 200;
+  auto c = Impl::resolve_lsq_sketch(few, true, true, 1000000, 32, tol, 100);
+  EXPECT_EQ(c.kind, K::gaussian);
+  EXPECT_EQ(c.rows, 200);
+  LeastSquaresOptions many;
+  many.sketch_rows = 5000;
+  c = Impl::resolve_lsq_sketch(many, true, true, 1000000, 32, tol, 100);
+  EXPECT_EQ(c.kind, K::count_sketch);
+  EXPECT_EQ(c.rows, 5000);
+  // automatic is a valid value for Impl::check_enum.
+  EXPECT_TRUE(Impl::is_valid_enum(K::automatic));
+  EXPECT_EQ(std::string(Impl::enum_value_name(K::automatic)), "automatic");
 }
 
 using TestUtil::expect_error;

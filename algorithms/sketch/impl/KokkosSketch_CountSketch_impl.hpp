@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_CountSketch_impl.hpp
 /// \brief Generic kernels of the CountSketch Y = S A: atomic scatter of signed rows, and the
-/// deterministic path (stable counting sort of the rows by bucket, then one team per bucket
-/// summing its rows in ascending row order).
+/// deterministic path (on devices a stable counting sort of the rows by bucket, then one team
+/// per bucket summing its rows in ascending row order; on hosts a sweep of the rows in
+/// ascending order per block of columns).
 #ifndef KOKKOSSKETCH_COUNTSKETCH_IMPL_HPP
 #define KOKKOSSKETCH_COUNTSKETCH_IMPL_HPP
 
@@ -96,12 +97,63 @@ struct CountSketchAtomicGeneric {
   }
 };
 
-/// Y = S A, deterministic path: one team per bucket sums the bucket's rows of A in ascending
-/// row order, every (bucket, column) sum by one lane (device) or in row-major order (host),
-/// the same sequence of correctly rounded additions on every backend. Empty buckets give 0.
+/// Columns of Y per work item of the host deterministic CountSketch: that many streams of A
+/// and entries of a row of Y per row of A.
+inline constexpr std::int64_t cs_host_column_block = 4;
+
+/// count_sketch_deterministic on a host space (see there); no sort.
 template <class ExecSpace, class AView, class YView>
-void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, const AView& A,
-                                const YView& Y) {
+void count_sketch_deterministic_host(const ExecSpace& space, const CountSketchOp& S,
+                                     const AView& A, const YView& Y) {
+  using y_value = typename YView::non_const_value_type;
+  using range_t = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  const std::int64_t n = S.cols(), p = S.rows(), d = A.extent(1);
+  Kokkos::View<std::uint64_t*, typename ExecSpace::memory_space> draws(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::count_sketch::draws"),
+      n);
+  Kokkos::parallel_for(
+      "KokkosSketch::count_sketch[deterministic:draws]", range_t(space, 0, n),
+      KOKKOS_LAMBDA(std::int64_t j) {
+        const CountSketchOp::Draw dr = S.draw(j);
+        draws(j) = std::uint64_t(dr.bucket) | (dr.negative ? cs_neg_bit : 0u);
+      });
+  constexpr std::int64_t cb = cs_host_column_block;
+  Kokkos::parallel_for(
+      "KokkosSketch::count_sketch[deterministic:columns]",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>,
+                          Kokkos::IndexType<std::int64_t>>(space, 0, (d + cb - 1) / cb),
+      KOKKOS_LAMBDA(std::int64_t blk) {
+        const std::int64_t c0 = blk * cb, c1 = c0 + cb < d ? c0 + cb : d;
+        for (std::int64_t c = c0; c < c1; ++c)
+          for (std::int64_t b = 0; b < p; ++b) Y(b, c) = y_value(0);
+        if (c1 - c0 == cb) {  // a full block: a constant trip count the compiler unrolls
+          for (std::int64_t j = 0; j < n; ++j) {
+            const std::uint64_t w = draws(j);
+            const std::int64_t h = std::int64_t(w & ~cs_neg_bit);
+            const bool neg = (w & cs_neg_bit) != 0;
+            for (std::int64_t c = c0; c < c0 + cb; ++c) {
+              const y_value a = y_value(A(j, c));
+              Y(h, c) = neg ? Y(h, c) - a : Y(h, c) + a;
+            }
+          }
+        } else {
+          for (std::int64_t j = 0; j < n; ++j) {
+            const std::uint64_t w = draws(j);
+            const std::int64_t h = std::int64_t(w & ~cs_neg_bit);
+            const bool neg = (w & cs_neg_bit) != 0;
+            for (std::int64_t c = c0; c < c1; ++c) {
+              const y_value a = y_value(A(j, c));
+              Y(h, c) = neg ? Y(h, c) - a : Y(h, c) + a;
+            }
+          }
+        }
+      });
+}
+
+/// count_sketch_deterministic on a device space (see there): rows sorted by bucket.
+template <class ExecSpace, class AView, class YView>
+void count_sketch_deterministic_device(const ExecSpace& space, const CountSketchOp& S,
+                                       const AView& A, const YView& Y) {
   using y_value = typename YView::non_const_value_type;
   using policy_t = Kokkos::TeamPolicy<ExecSpace>;
   using member_t = typename policy_t::member_type;
@@ -109,43 +161,43 @@ void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, 
   const auto offsets = bk.offsets;
   const auto perm = bk.perm;
   const std::int64_t d = A.extent(1);
-  int vector = 1;
-  if constexpr (!is_host_space_v<ExecSpace>) vector = d >= 32 ? 32 : (d >= 16 ? 16 : 8);
+  const int vector = d >= 32 ? 32 : (d >= 16 ? 16 : 8);
   const policy_t policy(space, S.rows(), 1, vector);
-  // Host and device loop orders as two kernels (nvcc: an extended lambda must not first
-  // capture a variable inside `if constexpr`). Both make, for each (bucket, column), the
-  // same additions in the same order.
-  if constexpr (is_host_space_v<ExecSpace>) {
-    Kokkos::parallel_for(
-        "KokkosSketch::count_sketch[deterministic]", policy, KOKKOS_LAMBDA(const member_t& team) {
-          const std::int64_t b = team.league_rank();
-          const std::int64_t e0 = offsets(b), e1 = offsets(b + 1);
-          for (std::int64_t c = 0; c < d; ++c) Y(b, c) = y_value(0);
+  Kokkos::parallel_for(
+      "KokkosSketch::count_sketch[deterministic]", policy, KOKKOS_LAMBDA(const member_t& team) {
+        const std::int64_t b = team.league_rank();
+        const std::int64_t e0 = offsets(b), e1 = offsets(b + 1);
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, d), [&](const std::int64_t c) {
+          y_value acc = 0;
           for (std::int64_t e = e0; e < e1; ++e) {
             const std::uint64_t w = perm(e);
-            const std::int64_t j = std::int64_t(w & ~cs_neg_bit);
-            const bool neg = (w & cs_neg_bit) != 0;
-            for (std::int64_t c = 0; c < d; ++c) {
-              const y_value a = y_value(A(j, c));
-              Y(b, c) = neg ? Y(b, c) - a : Y(b, c) + a;
-            }
+            const y_value a = y_value(A(std::int64_t(w & ~cs_neg_bit), c));
+            acc = (w & cs_neg_bit) ? acc - a : acc + a;
           }
+          Y(b, c) = acc;
         });
+      });
+}
+
+/// Y = S A, deterministic path: every (bucket, column) sum starts from 0 and adds the
+/// bucket's rows of A in ascending row order, the same sequence of correctly rounded
+/// additions on every backend. Empty buckets give 0.
+/// - Device: the rows sorted by bucket (count_sketch_buckets), one team per bucket, one lane
+///   per column.
+/// - Host: no sort. The buckets and signs of all n rows are drawn once (one Philox call per
+///   row), then each thread takes blocks of cs_host_column_block columns, zeroes them in Y
+///   and sweeps the rows of A in ascending order, adding row j's entries of the block to
+///   row h(j) of Y: the order of the additions into each Y(b, c) is the device's. A is read
+///   once, in its storage order for either layout (a contiguous stream per column for
+///   LayoutLeft); the work is O(n d + p d) with O(n) temporary memory, against the sort's
+///   ceil(log2 p) passes of Philox calls and a row-by-row gather from a LayoutLeft A.
+template <class ExecSpace, class AView, class YView>
+void count_sketch_deterministic(const ExecSpace& space, const CountSketchOp& S, const AView& A,
+                                const YView& Y) {
+  if constexpr (is_host_space_v<ExecSpace>) {
+    count_sketch_deterministic_host(space, S, A, Y);
   } else {
-    Kokkos::parallel_for(
-        "KokkosSketch::count_sketch[deterministic]", policy, KOKKOS_LAMBDA(const member_t& team) {
-          const std::int64_t b = team.league_rank();
-          const std::int64_t e0 = offsets(b), e1 = offsets(b + 1);
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, d), [&](const std::int64_t c) {
-            y_value acc = 0;
-            for (std::int64_t e = e0; e < e1; ++e) {
-              const std::uint64_t w = perm(e);
-              const y_value a = y_value(A(std::int64_t(w & ~cs_neg_bit), c));
-              acc = (w & cs_neg_bit) ? acc - a : acc + a;
-            }
-            Y(b, c) = acc;
-          });
-        });
+    count_sketch_deterministic_device(space, S, A, Y);
   }
 }
 
