@@ -21,7 +21,7 @@
 ///    (i, c) in the order (i ascending, then the CRS order in row i) whatever the threads do.
 ///    Duplicates of (i, c) stay separate entries (they are summed by spmv, as the generic
 ///    kernel sums them).
-/// 2. Per block: a kernel writes S_b^T (nb x p) into the buffer W with exactly the operator's
+/// 2. Per block: a kernel writes S_b^T (nb x p, LayoutRight) into the buffer W with exactly the operator's
 ///    entries (T(raw entry), the values of DenseOp::entry and of the generic kernel, bit for
 ///    bit: Impl::dense_fill_row on hosts, the per-Philox-block fill of
 ///    KokkosSketch_Cuda_DenseProjectGenSgemm.hpp on devices); then
@@ -41,8 +41,8 @@
 /// from DenseTimesCrsGeneric's by rounding only: both are sums of the same n products in
 /// Y's precision, so |Y - S A| <= gamma_{n+2} scale sum_i |S_ri A_ic| entrywise for each.
 ///
-/// Block width nb (choose_block_rows): W holds about 1 MiB on hosts (an L2-sized S_b^T,
-/// reread by every transposed row) and 256 MiB on devices (long SpMMs, as
+/// Block width nb (choose_block_rows): W holds about 4 MiB on hosts (few blocks: each block
+/// costs two parallel regions and a pass over Y^T) and 256 MiB on devices (long SpMMs, as
 /// CudaGenSgemm::default_block_bytes), and nb is raised so that nblk <= (nnz + n) / (d + 1)
 /// + 1: the block row maps then take no more entries than A, and the p d writes of Y^T per
 /// block cost no more than the p nnz multiply-adds. The width does not depend on the thread
@@ -115,15 +115,22 @@ struct GaussianCrsFillDevice {
   }
 };
 
-/// \brief Fills W (S_b^T as LayoutLeft nb x p: row r of S_b contiguous) on a host: one work
-/// item per row of S, Impl::dense_fill_row (vectorized Philox, the operator's transforms).
+/// \brief Fills W (S_b^T, nb x p, LayoutRight) on a host in one parallel region: one work
+/// item per 64 columns of S_b; for each row r of S it generates the 64 entries with
+/// Impl::dense_fill_row (vectorized Philox, the operator's transforms, the same bits as
+/// DenseOp::entry) into a stack buffer and stores them down W's column r.
 template <class T>
 struct GaussianCrsFillHost {
   DenseOp S;
-  std::int64_t j0, n;
-  T* w;
-  void operator()(const std::int64_t r) const {
-    dense_fill_row<T>(S, r, j0, n, w + r * n, 1.0, nullptr);
+  std::int64_t j0, n, p;
+  T* w;  ///< w(jj, r) at w[jj p + r]
+  void operator()(const std::int64_t t) const {
+    T buf[64];
+    const std::int64_t c0 = t * 64, m = (n - c0 < 64 ? n - c0 : 64);
+    for (std::int64_t r = 0; r < p; ++r) {
+      dense_fill_row<T>(S, r, j0 + c0, m, buf, 1.0, nullptr);
+      for (std::int64_t c = 0; c < m; ++c) w[(c0 + c) * p + r] = buf[c];
+    }
   }
 };
 
@@ -141,9 +148,10 @@ struct GaussianSketchCrsSpmv {
   /// Types this path takes: float or double Y, LayoutLeft or LayoutRight.
   static constexpr bool types =
       (std::is_same<T, float>::value || std::is_same<T, double>::value) && (y_left || y_right);
-  /// W's layout: S_b^T (nb x p) LayoutLeft on hosts (rows of S contiguous), LayoutRight on
-  /// devices.
-  using x_layout = std::conditional_t<host, Kokkos::LayoutLeft, Kokkos::LayoutRight>;
+  /// W's layout: S_b^T (nb x p) LayoutRight (the p entries of S's column i contiguous: the
+  /// native kernel's inner loop over the p right-hand sides reads them contiguously; with
+  /// LayoutLeft on hosts it gathered them with stride nb and was about 2x slower).
+  using x_layout = Kokkos::LayoutRight;
   using x_view = Kokkos::View<const T**, x_layout, device, um>;
 
   /// \brief nb for a p x n operator, A with d columns and nnz entries (see the file comment).
@@ -151,7 +159,7 @@ struct GaussianSketchCrsSpmv {
                                         std::int64_t nnz, std::int64_t requested = 0) {
     std::int64_t nb = requested;
     if (nb <= 0) {
-      const std::int64_t bytes = host ? (std::int64_t(1) << 20) : (std::int64_t(256) << 20);
+      const std::int64_t bytes = host ? (std::int64_t(4) << 20) : (std::int64_t(256) << 20);
       nb = bytes / (std::int64_t(sizeof(T)) * (p > 0 ? p : 1));
       nb = nb / 64 * 64;
       if (nb < 64) nb = 64;
@@ -342,7 +350,8 @@ struct GaussianSketchCrsSpmv {
         const std::int64_t e0 = bnd_h(b), bnnz = bnd_h(b + 1) - bnd_h(b);
         if constexpr (host) {
           Kokkos::parallel_for("KokkosSketch::gaussian_sketch[crs:spmv]::fill",
-                               range(space, 0, p), GaussianCrsFillHost<T>{S, i0, nr, W});
+                               range(space, 0, (nr + 63) / 64),
+                               GaussianCrsFillHost<T>{S, i0, nr, p, W});
         } else {
           const std::int64_t bs = S.block_size(), g0 = S.col_offset() + i0;
           const std::int64_t blk0 = g0 / bs, nbk = (g0 + nr - 1) / bs - blk0 + 1;
