@@ -61,14 +61,17 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AV
 
 /// \brief Y = S A for a Gaussian sketch S and a sparse A in CRS format.
 ///
-/// The rows of A are cut into blocks; per block, in order, the block's columns of S are
-/// generated into a buffer (the operator's entries bit for bit) and multiplied by the block of
-/// A through KokkosSparse::spmv (cuSPARSE SpMM on CUDA, Kokkos Kernels' kernel on hosts) on
-/// the block's transpose, formed once per call without atomics in the sums
-/// (Impl::GaussianSketchCrsSpmv). The result is reproducible run to run, does not depend on
-/// the number of threads (identical bits on Serial and OpenMP), and is within the FP sum
-/// bound gamma_{n+2} scale sum_i |S_ri A_ic| of the exact product. For Y of another scalar
-/// or layout (LayoutStride), the generic kernel (Impl::DenseTimesCrsGeneric) runs instead.
+/// On devices (float or double Y, LayoutLeft or LayoutRight) the rows of A are cut into
+/// blocks; per block, in order, the block's columns of S are generated into a buffer (the
+/// operator's entries bit for bit) and multiplied by the block of A through
+/// KokkosSparse::spmv (cuSPARSE SpMM) on the block's transpose, formed once per call without
+/// atomics in the sums (Impl::GaussianSketchCrsSpmv): reproducible run to run. On hosts, and
+/// for other Y types, a team owns a block of rows of S and Y and walks the rows of A in
+/// chunks, generating the chunk's entries of S into team scratch; each row of Y is
+/// accumulated by one thread over the nonzeros of A in row order (Impl::DenseTimesCrsGeneric:
+/// no atomics, the same bits for every team size and thread count, on Serial and OpenMP).
+/// Either is within the FP sum bound gamma_{n+2} scale sum_i |S_ri A_ic| of the exact
+/// product.
 /// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
 /// \param [in] space instance the work is enqueued on (the call waits for it with
 ///   `opts.validate_crs` or `opts.check_finite`, both on by default).
@@ -83,14 +86,12 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AV
 ///   validate_crs: a bad row map or a column index outside [0, d)), Y overlapping A in
 ///   memory, and (with check_finite) on NaN/Inf in Y.
 ///
-/// Cost: p nnz(A) multiply-adds, p n / 2 Box-Muller transforms, one pass of transposition
-/// over A, p d writes of Y per block (at most (nnz(A) + n) / (d + 1) + 1 blocks); the
-/// validation reads the column indices and the row map once and fences. On devices the call
-/// also waits once for the blocks' offsets into A (a copy of nblocks + 1 integers to the host).
-/// Workspace (checked against the memory space before the call): nnz(A) (12 + sizeof(Y's
-/// scalar)) bytes, 4 (d + 2) bytes per block, one block of S (about 1 MiB on hosts, 256 MiB on
-/// devices), and on devices a p x d buffer for a LayoutLeft Y (see
-/// docs/sketch/gaussian_sketch.md).
+/// Cost: p nnz(A) multiply-adds, p n / 2 Box-Muller transforms; the validation reads the
+/// column indices and the row map once and fences. The device path also transposes A once
+/// (workspace nnz(A) (12 + sizeof(Y's scalar)) bytes, 4 (d + 2) bytes per block, up to 256 MiB
+/// for a block of S, and a p x d buffer for a LayoutLeft Y; checked against the memory space before
+/// the call), writes Y^T once per block, and waits once for the blocks' offsets into A (a copy
+/// of nblocks + 1 integers to the host). See docs/sketch/gaussian_sketch.md.
 template <class ExecSpace, class SC, class OR, class DV, class MT, class SZ, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,

@@ -8,10 +8,12 @@
 //   gaussian_sketch_crs    Y = S A, A an n x d CrsMatrix (float, int, int) with `nnz_row`
 //                          nonzeros per row at distinct columns, as users call it (the
 //                          default path: blocks of generated S times KokkosSparse::spmv,
-//                          Impl::GaussianSketchCrsSpmv), with the CSR validation (default);
+//                          Impl::GaussianSketchCrsSpmv, on devices; DenseTimesCrsGeneric on
+//                          hosts), with the CSR validation (default);
 //   gaussian_sketch_crs_novalidate  the same with ProjectOptions::validate_crs = false;
-//   gaussian_sketch_crs_generic  the former default, Impl::DenseTimesCrsGeneric, alone (no
-//                          validation: compare with _novalidate);
+//   gaussian_sketch_crs_generic  Impl::DenseTimesCrsGeneric alone (no validation);
+//   gaussian_sketch_crs_spmv  the spmv path alone (no validation), LayoutRight Y: with
+//                          _generic, one run compares the two paths on every space;
 //   gaussian_sketch_crs_yleft / _yleft_buffer  the spmv path (no validation) with a
 //                          LayoutLeft Y, written in place through its transpose or through a
 //                          d x p buffer and a copy (GaussianCrsConfig::y_buffer);
@@ -123,7 +125,8 @@ enum class GsCrsRun {
   novalidate,  ///< gaussian_sketch with validate_crs = false
   validate,    ///< Impl::validate_crs alone
   floor,       ///< (dense A) materialize S + one GEMM
-  generic,     ///< Impl::DenseTimesCrsGeneric alone (the former default)
+  generic,     ///< Impl::DenseTimesCrsGeneric alone
+  spmv,        ///< the spmv path alone, LayoutRight Y
   yleft,       ///< the spmv path, LayoutLeft Y in place
   yleft_buffer ///< the spmv path, LayoutLeft Y through a buffer
 };
@@ -144,7 +147,8 @@ void gs_crs_direct(const Space& space, const GaussianSketchOp& S, const GsCrs<Sp
                                                                      va, y_t(Y));
   } else {
     Impl::GaussianCrsConfig cfg;
-    cfg.y_buffer = run == GsCrsRun::yleft_buffer ? 1 : 0;
+    cfg.method = 1;
+    if (run != GsCrsRun::spmv) cfg.y_buffer = run == GsCrsRun::yleft_buffer ? 1 : 0;
     Impl::GaussianSketchCrsApply<Space, rm_t, en_t, va_t, y_t>::apply(space, S, rm, en, va,
                                                                       y_t(Y), cfg);
   }
@@ -182,7 +186,7 @@ void bench_gaussian_sketch(benchmark::State& state, const std::string& name, con
     else if (run == GsCrsRun::validate)
       secs = time_manual(state, name, space,
                          [&] { Impl::validate_crs("gaussian_sketch", space, in.Ac); });
-    else if (run == GsCrsRun::generic)
+    else if (run == GsCrsRun::generic || run == GsCrsRun::spmv)
       secs = time_manual(state, name, space, [&] { gs_crs_direct(space, S, in.Ac, in.Y, run); });
     else if (run == GsCrsRun::yleft || run == GsCrsRun::yleft_buffer)
       secs = time_manual(state, name, space, [&] { gs_crs_direct(space, S, in.Ac, in.YL, run); });
@@ -220,6 +224,7 @@ void register_gs_space(const Space& space, SizeSet sizes) {
     if (s.nnz_row > 0) {
       runs.push_back({"gaussian_sketch_crs_novalidate", GsCrsRun::novalidate});
       runs.push_back({"gaussian_sketch_crs_generic", GsCrsRun::generic});
+      runs.push_back({"gaussian_sketch_crs_spmv", GsCrsRun::spmv});
       runs.push_back({"gaussian_sketch_crs_yleft", GsCrsRun::yleft});
       runs.push_back({"gaussian_sketch_crs_yleft_buffer", GsCrsRun::yleft_buffer});
       runs.push_back({"validate_crs", GsCrsRun::validate});

@@ -84,6 +84,7 @@ namespace Impl {
 struct GaussianCrsConfig {
   std::int64_t block_rows = 0;  ///< rows of A per block (nb); 0: choose_block_rows
   int y_buffer = -1;            ///< LayoutLeft Y: 1 through a buffer, 0 in place, -1 choose
+  int method = -1;  ///< 1 the spmv path, 0 the generic kernel, -1 the default (spmv on devices)
 };
 
 /// \brief Fills W (nb x p, see col_major) with columns [j0, j0 + n) of S as T(raw entry) on a
