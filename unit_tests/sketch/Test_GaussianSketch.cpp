@@ -299,7 +299,8 @@ TYPED_TEST(GaussianSketchTest, BadInputThrows) {
 // The spmv path (Impl::GaussianSketchCrsSpmv): blocks of generated S times
 // KokkosSparse::spmv on the blocks' transposes, the default for float and double Y.
 
-/// A host CRS with empty rows (every 7th row, and rows 250 .. 263, a whole small block),
+/// A host CRS with empty rows (rows 0 .. 69: the first 64-row block is empty; every 7th row;
+/// rows 250 .. 263),
 /// duplicates in a row (summed: column c twice in rows i % 5 == 0), a fully dense row, and
 /// columns in no particular order within a row.
 inline TestUtil::HostCsr spmv_test_csr(std::int64_t n, std::int64_t d, std::uint64_t seed) {
@@ -313,7 +314,7 @@ inline TestUtil::HostCsr spmv_test_csr(std::int64_t n, std::int64_t d, std::uint
     return x;
   };
   for (std::int64_t i = 0; i < n; ++i) {
-    const bool empty = i % 7 == 3 || (i >= 250 && i < 264);
+    const bool empty = i < 70 || i % 7 == 3 || (i >= 250 && i < 264);
     if (i == 100) {
       for (std::int64_t c = d - 1; c >= 0; --c) {
         h.entries.push_back(c);

@@ -346,9 +346,11 @@ struct GaussianSketchCrsSpmv {
       using pr = std::pair<std::int64_t, std::int64_t>;
       const T alpha = T(S.scale());
       const std::int64_t ldy = std::int64_t(y_left ? Y.stride(1) : Y.stride(0));
+      bool first = true;  // no block multiplied yet (beta = 0 for the first)
       for (std::int64_t b = 0; b < nblk; ++b) {
         const std::int64_t i0 = b * nb, nr = (n - i0 < nb ? n - i0 : nb);
         const std::int64_t e0 = bnd_h(b), bnnz = bnd_h(b + 1) - bnd_h(b);
+        if (bnnz == 0) continue;  // an empty block adds nothing (and cuSPARSE wants nnz > 0)
         if constexpr (host) {
           Kokkos::parallel_for("KokkosSketch::gaussian_sketch[crs:spmv]::fill",
                                range(space, 0, (nr + 63) / 64),
@@ -365,7 +367,8 @@ struct GaussianSketchCrsSpmv {
                           typename matrix_t::row_map_type(rmT + b * ld, d + 1),
                           typename matrix_t::index_type(entT + e0, bnnz));
         const x_view X(W, nr, p);
-        const T beta = b == 0 ? T(0) : T(1);
+        const T beta = first ? T(0) : T(1);
+        first = false;
         if (buffered) {
           const yt_left Yt(Ybuf, d, p);
           spmv_on(space, alpha, At, X, beta, Yt);
@@ -377,7 +380,12 @@ struct GaussianSketchCrsSpmv {
           spmv_on(space, alpha, At, X, beta, Yt);
         }
       }
-      if (buffered) {
+      if (first) {  // no entries at all: Y = 0
+        const YView Yv = Y;
+        Kokkos::parallel_for(
+            "KokkosSketch::gaussian_sketch[crs:spmv]::zero_y", range(space, 0, p * d),
+            KOKKOS_LAMBDA(const std::int64_t t) { Yv(t % p, t / p) = T(0); });
+      } else if (buffered) {
         const yt_left Yt(Ybuf, d, p);
         const YView Yv = Y;
         Kokkos::parallel_for(
