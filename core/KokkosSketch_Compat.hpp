@@ -47,6 +47,16 @@ inline constexpr bool kokkosblas_takes_space = true;
 inline constexpr bool kokkosblas_takes_space = false;
 #endif
 
+/// True when KokkosSparse::spmv takes the execution-space instance as first argument (Kokkos
+/// Kernels 4.x as in the CUDA build, 4.7; the threshold is that of kokkosblas_takes_space);
+/// before that (3.4.01, the host build) spmv runs on the default instance of the matrix's
+/// space. Use with `if constexpr` on a call whose arguments depend on a template parameter.
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40200
+inline constexpr bool kokkossparse_spmv_takes_space = true;
+#else
+inline constexpr bool kokkossparse_spmv_takes_space = false;
+#endif
+
 /// Fences one execution-space instance; the label reaches Kokkos Tools on 4.x.
 template <class ExecSpace>
 void fence(const ExecSpace& space, const std::string& label) {

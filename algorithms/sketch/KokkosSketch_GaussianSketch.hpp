@@ -9,6 +9,7 @@
 #include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_GaussianSketchOp.hpp>
+#include <KokkosSketch_Limits.hpp>
 #include <KokkosSketch_Materialize.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Project.hpp>  // ProjectOptions; the dense case is a dense projection
@@ -60,10 +61,17 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AV
 
 /// \brief Y = S A for a Gaussian sketch S and a sparse A in CRS format.
 ///
-/// A team owns a block of rows of S and Y and walks the rows of A in chunks, generating the
-/// chunk's entries of S into team scratch; each row of Y is accumulated by one thread over
-/// the nonzeros of A in row order: no atomics, and the result does not depend on the team
-/// size or the number of threads (identical bits on Serial and OpenMP).
+/// On devices (float or double Y, LayoutLeft or LayoutRight) the rows of A are cut into
+/// blocks; per block, in order, the block's columns of S are generated into a buffer (the
+/// operator's entries bit for bit) and multiplied by the block of A through
+/// KokkosSparse::spmv (cuSPARSE SpMM) on the block's transpose, formed once per call without
+/// atomics in the sums (Impl::GaussianSketchCrsSpmv): reproducible run to run. On hosts, and
+/// for other Y types, a team owns a block of rows of S and Y and walks the rows of A in
+/// chunks, generating the chunk's entries of S into team scratch; each row of Y is
+/// accumulated by one thread over the nonzeros of A in row order (Impl::DenseTimesCrsGeneric:
+/// no atomics, the same bits for every team size and thread count, on Serial and OpenMP).
+/// Either is within the FP sum bound gamma_{n+2} scale sum_i |S_ri A_ic| of the exact
+/// product.
 /// \tparam ExecSpace Kokkos execution space; A and Y must be accessible from it.
 /// \param [in] space instance the work is enqueued on (the call waits for it with
 ///   `opts.validate_crs` or `opts.check_finite`, both on by default).
@@ -78,8 +86,12 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S, const AV
 ///   validate_crs: a bad row map or a column index outside [0, d)), Y overlapping A in
 ///   memory, and (with check_finite) on NaN/Inf in Y.
 ///
-/// Cost: p nnz(A) multiply-adds, p d writes to zero Y, p n / 2 Box-Muller transforms; the
-/// validation reads the column indices and the row map once and fences.
+/// Cost: p nnz(A) multiply-adds, p n / 2 Box-Muller transforms; the validation reads the
+/// column indices and the row map once and fences. The device path also transposes A once
+/// (workspace nnz(A) (12 + sizeof(Y's scalar)) bytes, 4 (d + 2) bytes per block, up to 256 MiB
+/// for a block of S, and a p x d buffer for a LayoutLeft Y; checked against the memory space before
+/// the call), writes Y^T once per block, and waits once for the blocks' offsets into A (a copy
+/// of nblocks + 1 integers to the host). See docs/sketch/gaussian_sketch.md.
 template <class ExecSpace, class SC, class OR, class DV, class MT, class SZ, class YView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
 void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
@@ -90,16 +102,25 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
   static_assert(std::is_floating_point<typename YView::non_const_value_type>::value,
                 "KokkosSketch: Y must hold float or double");
   Impl::static_check_crs<ExecSpace, matrix_t>();
-  Impl::ScopedRegion region("gaussian_sketch[crs:generic]");
-  Impl::check_sketch_extents("gaussian_sketch", S, std::int64_t(A.numRows()),
-                             std::int64_t(A.numCols()), Y.extent(0), Y.extent(1));
-  Impl::check_no_alias_crs("gaussian_sketch", "Y", Y, A);
-  if (opts.validate_crs) Impl::validate_crs("gaussian_sketch", space, A);
   using rm_t = Impl::unmanaged_input_t<typename matrix_t::row_map_type>;
   using en_t = Impl::unmanaged_input_t<typename matrix_t::index_type>;
   using va_t = Impl::unmanaged_input_t<typename matrix_t::values_type>;
   using y_t = Impl::unmanaged_output_t<YView>;
-  Impl::GaussianSketchCrsApply<ExecSpace, rm_t, en_t, va_t, y_t>::apply(
+  using apply_t = Impl::GaussianSketchCrsApply<ExecSpace, rm_t, en_t, va_t, y_t>;
+  Impl::ScopedRegion region("gaussian_sketch[crs]");
+  Impl::check_sketch_extents("gaussian_sketch", S, std::int64_t(A.numRows()),
+                             std::int64_t(A.numCols()), Y.extent(0), Y.extent(1));
+  {
+    const std::int64_t d = std::int64_t(A.numCols()), nnz = std::int64_t(A.graph.entries.extent(0));
+    Impl::WorkspaceEstimate ws("gaussian_sketch");
+    ws.add("the block transposes of A and blocks of S", 1,
+           std::int64_t(apply_t::workspace_bytes(S, d, nnz)), 1,
+           Impl::concat("nnz(A) = ", nnz, ", d = ", d, ", p = ", S.rows()));
+    ws.check<typename ExecSpace::memory_space>();
+  }
+  Impl::check_no_alias_crs("gaussian_sketch", "Y", Y, A);
+  if (opts.validate_crs) Impl::validate_crs("gaussian_sketch", space, A);
+  apply_t::apply(
       space, S, rm_t(A.graph.row_map), en_t(A.graph.entries), va_t(A.values),
       Impl::to_internal_output(Y));
   if (opts.check_finite) Impl::check_finite_result("gaussian_sketch", space, Y);

@@ -6,9 +6,17 @@
 //                          the RandBLAS-shaped floor the dense call is compared with in the
 //                          same run (where S fits in 4 GiB);
 //   gaussian_sketch_crs    Y = S A, A an n x d CrsMatrix (float, int, int) with `nnz_row`
-//                          nonzeros per row at distinct columns (the DenseTimesCrsGeneric
-//                          kernel), as users call it: with the CSR validation (default);
+//                          nonzeros per row at distinct columns, as users call it (the
+//                          default path: blocks of generated S times KokkosSparse::spmv,
+//                          Impl::GaussianSketchCrsSpmv, on devices; DenseTimesCrsGeneric on
+//                          hosts), with the CSR validation (default);
 //   gaussian_sketch_crs_novalidate  the same with ProjectOptions::validate_crs = false;
+//   gaussian_sketch_crs_generic  Impl::DenseTimesCrsGeneric alone (no validation);
+//   gaussian_sketch_crs_spmv  the spmv path alone (no validation), LayoutRight Y: with
+//                          _generic, one run compares the two paths on every space;
+//   gaussian_sketch_crs_yleft / _yleft_buffer  the spmv path (no validation) with a
+//                          LayoutLeft Y, written in place through its transpose or through a
+//                          d x p buffer and a copy (GaussianCrsConfig::y_buffer);
 //   validate_crs           Impl::validate_crs of that A alone (the one-pass reduction over
 //                          the column indices and row map, and its fence), so one run shows
 //                          the validation's cost against the kernel it guards.
@@ -21,6 +29,7 @@
 #include <KokkosSketch_BenchmarkContext.hpp>
 #include <KokkosSketch_GaussianSketch.hpp>
 #include <KokkosSketch_Materialize.hpp>
+#include <impl/KokkosSketch_GaussianSketch_spec.hpp>
 
 #include <KokkosBlas3_gemm.hpp>
 
@@ -76,6 +85,7 @@ template <class Space>
 struct GsInputs {
   GsDense<Space> A, Y;
   GsCrs<Space> Ac;
+  Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space> YL;
 };
 
 template <class Space>
@@ -87,6 +97,8 @@ GsInputs<Space>& gs_inputs(const Space& space, const GsSize& s) {
     using mem = typename Space::memory_space;
     GsInputs<Space> in;
     in.Y = GsDense<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::Y"), s.p, s.d);
+    if (s.nnz_row > 0)
+      in.YL = decltype(in.YL)(Kokkos::view_alloc(space, "KokkosSketch::perf::YL"), s.p, s.d);
     if (s.nnz_row == 0) {
       in.A = GsDense<Space>(
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::perf::A"), s.n,
@@ -112,8 +124,35 @@ enum class GsCrsRun {
   call,        ///< gaussian_sketch with the default CSR validation
   novalidate,  ///< gaussian_sketch with validate_crs = false
   validate,    ///< Impl::validate_crs alone
-  floor        ///< (dense A) materialize S + one GEMM
+  floor,       ///< (dense A) materialize S + one GEMM
+  generic,     ///< Impl::DenseTimesCrsGeneric alone
+  spmv,        ///< the spmv path alone, LayoutRight Y
+  yleft,       ///< the spmv path, LayoutLeft Y in place
+  yleft_buffer ///< the spmv path, LayoutLeft Y through a buffer
 };
+
+/// The spmv path or the generic kernel on the benchmark's A, with the internal types.
+template <class Space, class YView>
+void gs_crs_direct(const Space& space, const GaussianSketchOp& S, const GsCrs<Space>& A,
+                   const YView& Y, GsCrsRun run) {
+  using rm_t = Impl::unmanaged_input_t<typename GsCrs<Space>::row_map_type>;
+  using en_t = Impl::unmanaged_input_t<typename GsCrs<Space>::index_type>;
+  using va_t = Impl::unmanaged_input_t<typename GsCrs<Space>::values_type>;
+  using y_t = Impl::unmanaged_output_t<YView>;
+  const rm_t rm(A.graph.row_map);
+  const en_t en(A.graph.entries);
+  const va_t va(A.values);
+  if (run == GsCrsRun::generic) {
+    Impl::DenseTimesCrsGeneric<Space, rm_t, en_t, va_t, y_t>::apply(space, S.dense_op(), rm, en,
+                                                                     va, y_t(Y));
+  } else {
+    Impl::GaussianCrsConfig cfg;
+    cfg.method = 1;
+    if (run != GsCrsRun::spmv) cfg.y_buffer = run == GsCrsRun::yleft_buffer ? 1 : 0;
+    Impl::GaussianSketchCrsApply<Space, rm_t, en_t, va_t, y_t>::apply(space, S, rm, en, va,
+                                                                      y_t(Y), cfg);
+  }
+}
 
 template <class Space>
 void bench_gaussian_sketch(benchmark::State& state, const std::string& name, const Space& space,
@@ -147,6 +186,10 @@ void bench_gaussian_sketch(benchmark::State& state, const std::string& name, con
     else if (run == GsCrsRun::validate)
       secs = time_manual(state, name, space,
                          [&] { Impl::validate_crs("gaussian_sketch", space, in.Ac); });
+    else if (run == GsCrsRun::generic || run == GsCrsRun::spmv)
+      secs = time_manual(state, name, space, [&] { gs_crs_direct(space, S, in.Ac, in.Y, run); });
+    else if (run == GsCrsRun::yleft || run == GsCrsRun::yleft_buffer)
+      secs = time_manual(state, name, space, [&] { gs_crs_direct(space, S, in.Ac, in.YL, run); });
     else
       secs = time_manual(state, name, space, [&] { gaussian_sketch(space, S, in.Ac, in.Y, opts); });
     if (run == GsCrsRun::validate) {
@@ -180,6 +223,10 @@ void register_gs_space(const Space& space, SizeSet sizes) {
       runs.push_back({"gaussian_sketch_dense_floor", GsCrsRun::floor});
     if (s.nnz_row > 0) {
       runs.push_back({"gaussian_sketch_crs_novalidate", GsCrsRun::novalidate});
+      runs.push_back({"gaussian_sketch_crs_generic", GsCrsRun::generic});
+      runs.push_back({"gaussian_sketch_crs_spmv", GsCrsRun::spmv});
+      runs.push_back({"gaussian_sketch_crs_yleft", GsCrsRun::yleft});
+      runs.push_back({"gaussian_sketch_crs_yleft_buffer", GsCrsRun::yleft_buffer});
       runs.push_back({"validate_crs", GsCrsRun::validate});
     }
     for (const auto& r : runs) {

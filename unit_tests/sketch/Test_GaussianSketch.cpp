@@ -295,4 +295,164 @@ TYPED_TEST(GaussianSketchTest, BadInputThrows) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// The spmv path (Impl::GaussianSketchCrsSpmv): blocks of generated S times
+// KokkosSparse::spmv on the blocks' transposes, the default for float and double Y.
+
+/// A host CRS with empty rows (rows 0 .. 69: the first 64-row block is empty; every 7th row;
+/// rows 250 .. 263),
+/// duplicates in a row (summed: column c twice in rows i % 5 == 0), a fully dense row, and
+/// columns in no particular order within a row.
+inline TestUtil::HostCsr spmv_test_csr(std::int64_t n, std::int64_t d, std::uint64_t seed) {
+  TestUtil::HostCsr h;
+  h.rows = n;
+  h.cols = d;
+  h.row_map.push_back(0);
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&x]() {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x;
+  };
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool empty = i < 70 || i % 7 == 3 || (i >= 250 && i < 264);
+    if (i == 100) {
+      for (std::int64_t c = d - 1; c >= 0; --c) {
+        h.entries.push_back(c);
+        h.values.push_back(double(std::int64_t(next() % 2001) - 1000) / 1000.0);
+      }
+    } else if (!empty) {
+      const std::int64_t k = 1 + std::int64_t(next() % 6);
+      for (std::int64_t t = 0; t < k; ++t) {
+        const std::int64_t c = std::int64_t(next() % std::uint64_t(d));
+        const int reps = (i % 5 == 0 && t == 0) ? 2 : 1;  // a duplicate (i, c)
+        for (int r = 0; r < reps; ++r) {
+          h.entries.push_back(c);
+          h.values.push_back(double(std::int64_t(next() % 2001) - 1000) / 1000.0);
+        }
+      }
+    }
+    h.row_map.push_back(std::int64_t(h.entries.size()));
+  }
+  return h;
+}
+
+template <class Space, class Scalar>
+KokkosSparse::CrsMatrix<Scalar, int, typename Space::device_type, void, int> spmv_test_crs_view(
+    const TestUtil::HostCsr& h) {
+  using matrix_t = KokkosSparse::CrsMatrix<Scalar, int, typename Space::device_type, void, int>;
+  using mem = typename Space::memory_space;
+  Kokkos::View<int*, mem> rm("rm", h.rows + 1), en("en", h.entries.size());
+  Kokkos::View<Scalar*, mem> va("va", h.entries.size());
+  auto rmh = Kokkos::create_mirror_view(rm);
+  auto enh = Kokkos::create_mirror_view(en);
+  auto vah = Kokkos::create_mirror_view(va);
+  for (std::size_t i = 0; i < h.row_map.size(); ++i) rmh(i) = int(h.row_map[i]);
+  for (std::size_t e = 0; e < h.entries.size(); ++e) {
+    enh(e) = int(h.entries[e]);
+    vah(e) = Scalar(h.values[e]);
+  }
+  Kokkos::deep_copy(rm, rmh);
+  Kokkos::deep_copy(en, enh);
+  Kokkos::deep_copy(va, vah);
+  return matrix_t("A", int(h.rows), int(h.cols), int(h.entries.size()), va, rm, en);
+}
+
+/// FP64 reference of M A for a host CSR (duplicates summed) and the bound
+/// gamma_{n+2} sum_i |M_ri A_ic| (entries as Scalar holds them).
+template <class Scalar>
+Reference reference_csr(const std::vector<double>& M, std::int64_t p, const TestUtil::HostCsr& A) {
+  const std::int64_t n = A.rows, d = A.cols;
+  const double u = std::numeric_limits<Scalar>::epsilon() / 2;
+  Reference r{std::vector<double>(p * d, 0.0), std::vector<double>(p * d, 0.0)};
+  for (std::int64_t k = 0; k < p; ++k)
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t e = A.row_map[i]; e < A.row_map[i + 1]; ++e) {
+        const double a = double(Scalar(A.values[e]));
+        r.Y[k * d + A.entries[e]] += M[k * n + i] * a;
+        r.bound[k * d + A.entries[e]] += std::abs(M[k * n + i] * a);
+      }
+  const double g = double(n) + 2;
+  for (auto& x : r.bound) x = x * g * u / (1 - g * u) + 1e-300;
+  return r;
+}
+
+template <class Space, class Scalar, class Layout>
+void check_spmv_path(std::int64_t block_rows, int y_buffer) {
+  using mem = typename Space::memory_space;
+  const std::int64_t n = 300, d = 17, p = 11;  // 64-row blocks: 5 blocks, the last of 44 rows
+  const auto h = spmv_test_csr(n, d, 7);
+  const auto A = spmv_test_crs_view<Space, Scalar>(h);
+  const GaussianSketchOp S(GaussianSketchDist{p, n}, RNGState(1234));
+  using y_t = Kokkos::View<Scalar**, Layout, mem>;
+  using rm_t = Impl::unmanaged_input_t<typename decltype(A)::row_map_type>;
+  using en_t = Impl::unmanaged_input_t<typename decltype(A)::index_type>;
+  using va_t = Impl::unmanaged_input_t<typename decltype(A)::values_type>;
+  using yu_t = Impl::unmanaged_output_t<y_t>;
+  using spmv_t = Impl::GaussianSketchCrsSpmv<Space, rm_t, en_t, va_t, yu_t>;
+  using gen_t = Impl::DenseTimesCrsGeneric<Space, rm_t, en_t, va_t, yu_t>;
+  static_assert(spmv_t::types, "float and double Y in LayoutLeft or LayoutRight take spmv");
+  Impl::GaussianCrsConfig cfg;
+  cfg.block_rows = block_rows;
+  cfg.y_buffer = y_buffer;
+  y_t Y1("Y1", p, d), Y2("Y2", p, d), Yg("Yg", p, d);
+  Kokkos::deep_copy(Y1, std::numeric_limits<Scalar>::quiet_NaN());  // every entry is written
+  Kokkos::deep_copy(Y2, Scalar(7));
+  const Space space;
+  ASSERT_TRUE(spmv_t::apply(space, S.dense_op(), rm_t(A.graph.row_map), en_t(A.graph.entries),
+                            va_t(A.values), yu_t(Y1), cfg));
+  ASSERT_TRUE(spmv_t::apply(space, S.dense_op(), rm_t(A.graph.row_map), en_t(A.graph.entries),
+                            va_t(A.values), yu_t(Y2), cfg));
+  gen_t::apply(space, S.dense_op(), rm_t(A.graph.row_map), en_t(A.graph.entries), va_t(A.values),
+               yu_t(Yg));
+  const auto y1 = TestUtil::to_host(Y1);
+  // Run to run: identical bits.
+  EXPECT_EQ(y1, TestUtil::to_host(Y2)) << "block_rows " << block_rows;
+  const auto M = TestUtil::to_host(materialize(Space(), S.dense_op()));
+  auto ref = reference_csr<Scalar>(M, p, h);
+  EXPECT_TRUE(TestUtil::within_bounds(y1, ref.Y, ref.bound, d)) << "block_rows " << block_rows;
+  for (auto& x : ref.bound) x *= 2;  // each within one bound of the exact product
+  EXPECT_TRUE(TestUtil::within_bounds(y1, TestUtil::to_host(Yg), ref.bound, d))
+      << "block_rows " << block_rows;
+}
+
+TYPED_TEST(GaussianSketchTest, CrsSpmvMatchesGenericAndReference) {
+  using Space = TypeParam;
+  using LL = Kokkos::LayoutLeft;
+  using LR = Kokkos::LayoutRight;
+  for (std::int64_t nb : {std::int64_t(64), std::int64_t(1), std::int64_t(300), std::int64_t(0)}) {
+    check_spmv_path<Space, double, LR>(nb, -1);
+    check_spmv_path<Space, float, LR>(nb, -1);
+    check_spmv_path<Space, double, LL>(nb, 0);
+    check_spmv_path<Space, double, LL>(nb, 1);
+    check_spmv_path<Space, float, LL>(nb, -1);
+  }
+}
+
+// The public call's default path: spmv on devices, the generic kernel on hosts (measured
+// faster there); the same bits as a direct call of that path.
+TYPED_TEST(GaussianSketchTest, CrsDefaultPath) {
+  using Space = TypeParam;
+  using mem = typename Space::memory_space;
+  const std::int64_t n = 300, d = 17, p = 11;
+  const auto h = spmv_test_csr(n, d, 3);
+  const auto A = spmv_test_crs_view<Space, float>(h);
+  const GaussianSketchOp S(GaussianSketchDist{p, n}, RNGState(77));
+  using y_t = Kokkos::View<float**, Kokkos::LayoutRight, mem>;
+  using rm_t = Impl::unmanaged_input_t<typename decltype(A)::row_map_type>;
+  using en_t = Impl::unmanaged_input_t<typename decltype(A)::index_type>;
+  using va_t = Impl::unmanaged_input_t<typename decltype(A)::values_type>;
+  using yu_t = Impl::unmanaged_output_t<y_t>;
+  using apply_t = Impl::GaussianSketchCrsApply<Space, rm_t, en_t, va_t, yu_t>;
+  constexpr bool dev = !Impl::is_host_space_v<Space>;
+  EXPECT_STREQ(apply_t::path, dev ? "spmv" : "generic");
+  EXPECT_EQ(apply_t::uses_spmv(S, d, std::int64_t(A.nnz())), dev);
+  Impl::GaussianCrsConfig forced;
+  forced.method = dev ? 1 : 0;
+  y_t Y1("Y1", p, d), Y2("Y2", p, d);
+  gaussian_sketch(Space(), S, A, Y1);
+  apply_t::apply(Space(), S, rm_t(A.graph.row_map), en_t(A.graph.entries), va_t(A.values),
+                 yu_t(Y2), forced);
+  EXPECT_EQ(TestUtil::to_host(Y1), TestUtil::to_host(Y2));
+}
+
 }  // namespace

@@ -2,16 +2,19 @@
 /// \file KokkosSketch_GaussianSketch_spec.hpp
 /// \brief Dispatch of the Gaussian sketch (the contract: KokkosSketch_Dispatch.hpp): a dense A
 /// goes to the dense projection's dispatch (DenseProjectApply, with its backend
-/// specializations), a CSR A to the generic dense-times-CRS kernel. Every apply overwrites Y.
+/// specializations), a CSR A to blocks of generated S times KokkosSparse::spmv (or the generic
+/// dense-times-CRS kernel where that path does not apply). Every apply overwrites Y.
 #ifndef KOKKOSSKETCH_GAUSSIANSKETCH_SPEC_HPP
 #define KOKKOSSKETCH_GAUSSIANSKETCH_SPEC_HPP
 
 #include <KokkosSketch_Dispatch.hpp>
 #include <KokkosSketch_GaussianSketchOp.hpp>
 #include <KokkosSketch_Profiling.hpp>
+#include <impl/KokkosSketch_GaussianSketchSpmv_impl.hpp>
 #include <impl/KokkosSketch_GaussianSketch_impl.hpp>
 #include <impl/KokkosSketch_Project_spec.hpp>  // the Gaussian sketch of a dense A is a dense projection
 
+#include <cstdint>
 #include <string>
 
 namespace KokkosSketch {
@@ -32,14 +35,47 @@ struct GaussianSketchApply {
 };
 
 /// Y = S A for a Gaussian sketch and A in CSR form (its row map, column indices and values as
-/// internal unmanaged Views); Y overwritten. Generic on every backend.
+/// internal unmanaged Views); Y overwritten. Two paths:
+/// - blocks of S generated into a buffer and KokkosSparse::spmv per block
+///   (GaussianSketchCrsSpmv: cuSPARSE on CUDA, Kokkos Kernels' native kernel on hosts), for
+///   float or double Y, LayoutLeft or LayoutRight: the default on devices (the generic
+///   kernel's per-thread scalar loop is about 1000x off a GPU's rate there);
+/// - DenseTimesCrsGeneric: the default on hosts (measured faster there than spmv, 2 cores:
+///   docs/sketch/gaussian_sketch.md), and for other Y types, empty extents and a block of
+///   2^31 or more entries.
+/// GaussianCrsConfig::method selects a path (tests, benchmarks).
 template <class ExecSpace, class RowMap, class Entries, class Values, class YView>
 struct GaussianSketchCrsApply {
-  static constexpr const char* path = "generic";
+  using spmv_t = GaussianSketchCrsSpmv<ExecSpace, RowMap, Entries, Values, YView>;
+  using generic_t = DenseTimesCrsGeneric<ExecSpace, RowMap, Entries, Values, YView>;
+  /// Whether the spmv path is the default for these types.
+  static constexpr bool spmv_default = spmv_t::types && !is_host_space_v<ExecSpace>;
+  /// The default path for these types: "spmv" or "generic".
+  static constexpr const char* path = spmv_default ? "spmv" : "generic";
+
+  /// \brief Whether apply() takes the spmv path (up to the per-block entry count).
+  static bool uses_spmv(const GaussianSketchOp& S, std::int64_t d, std::int64_t nnz,
+                        const GaussianCrsConfig& cfg = {}) {
+    const bool want = cfg.method < 0 ? spmv_default : cfg.method == 1;
+    return want && spmv_t::eligible(S.rows(), S.cols(), d, nnz);
+  }
+
+  /// \brief Bytes of workspace apply() takes (0 for the generic kernel).
+  static std::uint64_t workspace_bytes(const GaussianSketchOp& S, std::int64_t d,
+                                       std::int64_t nnz, const GaussianCrsConfig& cfg = {}) {
+    return uses_spmv(S, d, nnz, cfg) ? spmv_t::workspace_bytes(S.rows(), S.cols(), d, nnz, cfg)
+                                     : 0;
+  }
+
   static void apply(const ExecSpace& space, const GaussianSketchOp& S, const RowMap& row_map,
-                    const Entries& entries, const Values& values, const YView& Y) {
-    DenseTimesCrsGeneric<ExecSpace, RowMap, Entries, Values, YView>::apply(
-        space, S.dense_op(), row_map, entries, values, Y);
+                    const Entries& entries, const Values& values, const YView& Y,
+                    const GaussianCrsConfig& cfg = {}) {
+    if (uses_spmv(S, std::int64_t(Y.extent(1)), std::int64_t(entries.extent(0)), cfg)) {
+      ScopedRegion region("gaussian_sketch[crs:spmv]");
+      if (spmv_t::apply(space, S.dense_op(), row_map, entries, values, Y, cfg)) return;
+    }
+    ScopedRegion region("gaussian_sketch[crs:generic]");
+    generic_t::apply(space, S.dense_op(), row_map, entries, values, Y);
   }
 };
 
