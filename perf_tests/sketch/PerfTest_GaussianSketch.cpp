@@ -7,9 +7,9 @@
 //                          same run (where S fits in 4 GiB);
 //   gaussian_sketch_crs    Y = S A, A an n x d CrsMatrix (float, int, int) with `nnz_row`
 //                          nonzeros per row at distinct columns, as users call it (the
-//                          default path: blocks of generated S times KokkosSparse::spmv,
-//                          Impl::GaussianSketchCrsSpmv, on devices; DenseTimesCrsGeneric on
-//                          hosts), with the CSR validation (default);
+//                          default path: DenseTimesCrsGeneric for now; the spmv path,
+//                          Impl::GaussianSketchCrsSpmv, is opt-in until it has run on a
+//                          GPU), with the CSR validation (default);
 //   gaussian_sketch_crs_novalidate  the same with ProjectOptions::validate_crs = false;
 //   gaussian_sketch_crs_generic  Impl::DenseTimesCrsGeneric alone (no validation);
 //   gaussian_sketch_crs_spmv  the spmv path alone (no validation), LayoutRight Y: with
