@@ -84,24 +84,35 @@ inline int nccl_attribute_key() {
   return key;
 }
 
-/// The NCCL communicator of `comm` on CUDA device `device`: made on first use (collective
-/// over `comm`: ncclGetUniqueId on rank 0, MPI_Bcast, ncclCommInitRank on every rank, each
-/// step's failure agreed on so that every rank throws the same Error), then cached.
-inline ncclComm_t nccl_comm(const char* f, MPI_Comm comm, int device) {
-  const auto rs = mpi_rank_size(comm, f);
+/// The NCCL communicator attached to `comm`, or null.
+inline NcclCommAttribute* nccl_attached(const char* f, MPI_Comm comm) {
   NcclCommAttribute* a = nullptr;
   int found = 0;
   mpi_check(MPI_Comm_get_attr(comm, nccl_attribute_key(), &a, &found), f, "MPI_Comm_get_attr");
-  LocalOutcome mine = run_local(f, [&] {
-    KOKKOSSKETCH_THROW_IF(found && a->device != device, f,
-                          "the NCCL communicator of this MPI communicator was made on CUDA "
-                          "device ", a->device, ", but the instance runs on device ", device);
-  });
-  // Made already on every rank, or on none (a failed creation leaves none anywhere).
-  agree(comm, f, mine, {{"an NCCL communicator for this MPI communicator", found ? 1 : 0}});
-  if (found) return a->comm;
+  return found ? a : nullptr;
+}
+
+/// Local check before a collective that will use NCCL: an Error when `comm` already has an
+/// NCCL communicator made on another device than `device`. The caller agrees on the
+/// outcome (Impl::agree) before nccl_comm().
+inline void nccl_check_device(const char* f, MPI_Comm comm, int device) {
+  const NcclCommAttribute* a = nccl_attached(f, comm);
+  KOKKOSSKETCH_THROW_IF(a != nullptr && a->device != device, f,
+                        "the NCCL communicator of this MPI communicator was made on CUDA "
+                        "device ", a->device, ", but the instance runs on device ", device);
+}
+
+/// The NCCL communicator of `comm` on CUDA device `device` (checked by nccl_check_device and
+/// agreed on before): the attached one, or made now, collectively over `comm`:
+/// ncclGetUniqueId on rank 0, MPI_Bcast, ncclCommInitRank on every rank, each step's failure
+/// agreed on so that every rank throws the same Error. Every rank has one or none: it is
+/// attached only after every rank made its own, and a failed creation leaves none anywhere,
+/// so a cached communicator costs no communication.
+inline ncclComm_t nccl_comm(const char* f, MPI_Comm comm, int device) {
+  const auto rs = mpi_rank_size(comm, f);
+  if (const NcclCommAttribute* a = nccl_attached(f, comm)) return a->comm;
   ncclUniqueId id{};
-  mine = run_local(f, [&] {
+  LocalOutcome mine = run_local(f, [&] {
     if (rs.first == 0) nccl_check(ncclGetUniqueId(&id), f, "ncclGetUniqueId");
   });
   agree(comm, f, mine);
@@ -136,9 +147,23 @@ template <>
 inline ncclDataType_t nccl_type<double>() { return ncclFloat64; }
 #endif
 
+/// \brief Local check before nccl_allreduce_sum on `space` (nccl_check_device); nothing
+/// where NCCL is not compiled in.
+template <class ExecSpace>
+void nccl_prepare(const char* f, const ExecSpace& space, MPI_Comm comm) {
+#ifdef KOKKOSSKETCH_DISTRIBUTED_NCCL
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    nccl_check_device(f, comm, space.cuda_device());
+    return;
+  }
+#endif
+  (void)f, (void)space, (void)comm;
+}
+
 /// \brief Sums `count` values at `data` (device memory of `space`) over the ranks of `comm`
 /// in place, by ncclAllReduce on the instance's stream (asynchronous). Collective; only
-/// where nccl_capable_v<ExecSpace> (use_nccl() said so).
+/// where nccl_capable_v<ExecSpace> (use_nccl() said so), after nccl_prepare() on every rank
+/// and an agreement on its outcome.
 template <class ExecSpace, class T>
 void nccl_allreduce_sum(const char* f, const ExecSpace& space, MPI_Comm comm, T* data,
                         std::size_t count) {

@@ -247,7 +247,10 @@ bool plain_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, const Re
   bool nccl = false;
   if (!outcome.failed) outcome = run_local(f, [&] { nccl = use_nccl<ExecSpace>(f, transport); });
   if (nccl) {
-    if (!outcome.failed) outcome = run_local(f, [&] { compute(result); });
+    if (!outcome.failed) outcome = run_local(f, [&] {
+      nccl_prepare(f, space, comm);
+      compute(result);
+    });
     agree(comm, f, outcome);
     nccl_allreduce_sum(f, space, comm, result.data(), std::size_t(result.size()));
     return true;
