@@ -38,6 +38,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -149,8 +150,10 @@ void gs_crs_direct(const Space& space, const GaussianSketchOp& S, const GsCrs<Sp
     Impl::GaussianCrsConfig cfg;
     cfg.method = 1;
     if (run != GsCrsRun::spmv) cfg.y_buffer = run == GsCrsRun::yleft_buffer ? 1 : 0;
-    Impl::GaussianSketchCrsApply<Space, rm_t, en_t, va_t, y_t>::apply(space, S, rm, en, va,
-                                                                      y_t(Y), cfg);
+    // Directly (the public call's dispatch compiles the spmv path on device spaces only).
+    using spmv_t = Impl::GaussianSketchCrsSpmv<Space, rm_t, en_t, va_t, y_t>;
+    if (!spmv_t::apply(space, S.dense_op(), rm, en, va, y_t(Y), cfg))
+      throw std::runtime_error("the spmv path does not take this A");
   }
 }
 
