@@ -30,15 +30,21 @@ enum class Reduction {
   plain
 };
 
-/// \brief How the plain reduction moves the partial results between the ranks.
+/// \brief How the reductions (plain and reproducible) move the partial results between the
+/// ranks. The reproducible result has the same bits with every transport (its all-reduces are
+/// of integers: exponent maxima and digit sums, exact in any order).
 enum class Transport {
   /// NCCL on the instance's stream where the build has it (-DKokkosSketch_ENABLE_NCCL=ON with
   /// NCCL found) and the execution space is Kokkos::Cuda; else MPI through host memory.
   automatic,
-  /// MPI_Allreduce of a host copy (a fence and two device-host copies per call).
+  /// MPI_Allreduce of host copies (plain: a fence and two device-host copies per call;
+  /// reproducible: the exponents and digits copied to the host, the rounding on the host).
   host_mpi,
-  /// ncclAllReduce on the instance's stream (device buffers, no host copy, no fence); an
-  /// Error where the build has no NCCL or the space is not Kokkos::Cuda.
+  /// ncclAllReduce in place on the instance's stream (device buffers, no host copy, no fence;
+  /// reproducible: ncclMax of the int32 exponents, ncclSum of the int64 digits, the rounding
+  /// in a kernel); an Error where the build has no NCCL or the space is not Kokkos::Cuda. The
+  /// rows of the reproducible reduction's straddling blocks still go through MPI and host
+  /// memory.
   nccl
 };
 
@@ -51,8 +57,8 @@ struct DistributedOptions {
   /// bits. It bounds the rows sent per rank (fewer than block_rows, to one other rank) and
   /// sets the partials' workspace, ceil(local rows / block_rows) + 1 blocks of k x d.
   std::int64_t block_rows = 2048;
-  /// Transport of the plain reduction (Reduction::plain); the same on every rank. The
-  /// reproducible reduction exchanges host buffers through MPI whatever its value.
+  /// Transport of the reduction (plain or reproducible); the same on every rank. It changes
+  /// the cost, not the reproducible result's bits.
   Transport transport = Transport::automatic;
 };
 

@@ -11,8 +11,14 @@
 //   dist_reduce_only/<reduction>      the same CountSketch call with 1 row per rank's block
 //                                     work negligible: n = P rows, so the time is the layer's
 //                                     communication and reduction of a k x d result.
-// <reduction>: reproducible, plain (Transport::automatic: NCCL on CUDA in a build with NCCL)
-// and, where that is NCCL, plain_host_mpi (the plain reduction through host memory and MPI).
+// <reduction>: reproducible and plain (Transport::automatic: NCCL on CUDA in a build with
+// NCCL) and, where that is NCCL, reproducible_host_mpi and plain_host_mpi (the same
+// reductions through host memory and MPI). Where NCCL is used, also NCCL's own all-reduce on
+// the reduce-only problem's communicator, no layer around it:
+//   nccl_allreduce/float_result   ncclAllReduce(SUM) of the k x d float result (what the plain
+//                                 reduction moves): the baseline;
+//   nccl_allreduce/repro_bytes    ncclAllReduce(MAX) of k d int32, then (SUM) of 3 k d int64
+//                                 (what the reproducible reduction moves: 28 k d bytes).
 // Time per iteration: the slowest rank's (MPI_Barrier, time, MPI_Allreduce MAX), manual time.
 // Counters: rows/s (n per second over all ranks), GB/s of A read (n d 4 bytes).
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full (on a device space the full set is
@@ -162,7 +168,7 @@ void register_space() {
     ps.n *= size;
   }
   // Reductions: reproducible, plain (Transport::automatic: NCCL where the build and space
-  // have it) and, where NCCL is used, plain through host memory and MPI (plain_host_mpi).
+  // have it) and, where NCCL is used, both through host memory and MPI (*_host_mpi).
   struct Mode {
     bool repro;
     Distributed::Transport transport;
@@ -170,8 +176,10 @@ void register_space() {
   };
   std::vector<Mode> modes = {{true, Distributed::Transport::automatic, "reproducible"},
                              {false, Distributed::Transport::automatic, "plain"}};
-  if (KokkosSketch::Impl::nccl_capable_v<Space>)
+  if (KokkosSketch::Impl::nccl_capable_v<Space>) {
+    modes.push_back({true, Distributed::Transport::host_mpi, "reproducible_host_mpi"});
     modes.push_back({false, Distributed::Transport::host_mpi, "plain_host_mpi"});
+  }
   for (const Mode& mode : modes) {
     const bool repro = mode.repro;
     const Distributed::Transport tr = mode.transport;
@@ -230,6 +238,44 @@ void register_space() {
           run(st, rn, cs.d,
               [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro, tr)); });
         });
+  }
+  // NCCL's own all-reduces of the reduce-only problem's result size, on its communicator (the
+  // one whose NCCL communicator the layer made): the baselines of dist_reduce_only.
+  if constexpr (KokkosSketch::Impl::nccl_capable_v<Space>) {
+    using mem = typename Space::memory_space;
+    const std::int64_t rn = size, kd = cs.k * cs.d;
+    const std::string shape = "/n:" + std::to_string(rn) + "/d:" + std::to_string(cs.d) +
+                              "/k:" + std::to_string(cs.k);
+    auto reg = [&](const std::string& name, std::function<void(benchmark::State&)> fn) {
+      benchmark::RegisterBenchmark(name.c_str(), fn)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(min_time)
+          ->Repetitions(reps);
+    };
+    reg("nccl_allreduce/" + sp + "/float_result" + shape, [=](benchmark::State& st) {
+      auto& p = problem<Space>(rn, cs.d, cs.k);
+      const Kokkos::View<float*, mem> buf("KokkosSketch::perf::nccl_float", std::size_t(kd));
+      run(st, rn, cs.d, [&] {
+        KokkosSketch::Impl::nccl_allreduce_in_place("perf", Space(), p.A->comm(), buf.data(),
+                                                    std::size_t(kd),
+                                                    KokkosSketch::Impl::NcclOp::sum);
+      });
+    });
+    reg("nccl_allreduce/" + sp + "/repro_bytes" + shape, [=](benchmark::State& st) {
+      auto& p = problem<Space>(rn, cs.d, cs.k);
+      const Kokkos::View<int*, mem> ex("KokkosSketch::perf::nccl_exponents", std::size_t(kd));
+      const Kokkos::View<std::int64_t*, mem> dg("KokkosSketch::perf::nccl_digits",
+                                                std::size_t(3 * kd));
+      run(st, rn, cs.d, [&] {
+        KokkosSketch::Impl::nccl_allreduce_in_place("perf", Space(), p.A->comm(), ex.data(),
+                                                    std::size_t(kd),
+                                                    KokkosSketch::Impl::NcclOp::max);
+        KokkosSketch::Impl::nccl_allreduce_in_place("perf", Space(), p.A->comm(), dg.data(),
+                                                    std::size_t(3 * kd),
+                                                    KokkosSketch::Impl::NcclOp::sum);
+      });
+    });
   }
 }
 

@@ -113,6 +113,23 @@ inline ::testing::AssertionResult same_bits(const std::vector<double>& got,
   return ::testing::AssertionSuccess();
 }
 
+/// The transports given explicitly to the reproducible reduction by the tests (besides the
+/// default, automatic): host_mpi always, nccl where the build and Space have it. Every one
+/// must give the same bits (exact integer reductions, the same rounding on host and device).
+template <class Space>
+std::vector<Distributed::Transport> explicit_transports() {
+  std::vector<Distributed::Transport> t{Distributed::Transport::host_mpi};
+  if (KokkosSketch::Impl::nccl_capable_v<Space>) t.push_back(Distributed::Transport::nccl);
+  return t;
+}
+
+/// Name of a transport, for messages.
+inline const char* transport_name(Distributed::Transport t) {
+  return t == Distributed::Transport::nccl       ? "nccl"
+         : t == Distributed::Transport::host_mpi ? "host_mpi"
+                                                 : "automatic";
+}
+
 /// Collective: `call` must throw a KokkosSketch::Error on every rank, naming `function`,
 /// with `phrase` in its message, the same message on every rank.
 inline ::testing::AssertionResult throws_everywhere(const std::function<void()>& call,

@@ -136,12 +136,15 @@ TEST(DistributedErrors, BadOptionsEverywhere) {
   o.transport = static_cast<Distributed::Transport>(5);
   EXPECT_TRUE(throws_everywhere([&] { Distributed::gaussian_sketch(Space(), s.S, s.A, Y, {}, o); },
                                 "Distributed::gaussian_sketch", "Distributed::Transport"));
-  // NCCL asked for on a host space (the plain reduction): refused on every rank.
-  o = {};
-  o.reduction = Distributed::Reduction::plain;
-  o.transport = Distributed::Transport::nccl;
-  EXPECT_TRUE(throws_everywhere([&] { Distributed::gaussian_sketch(Space(), s.S, s.A, Y, {}, o); },
-                                "Distributed::gaussian_sketch", "transport = nccl needs"));
+  // NCCL asked for on a host space (either reduction): refused on every rank.
+  for (auto red : {Distributed::Reduction::plain, Distributed::Reduction::reproducible}) {
+    o = {};
+    o.reduction = red;
+    o.transport = Distributed::Transport::nccl;
+    EXPECT_TRUE(
+        throws_everywhere([&] { Distributed::gaussian_sketch(Space(), s.S, s.A, Y, {}, o); },
+                          "Distributed::gaussian_sketch", "transport = nccl needs"));
+  }
 }
 
 TEST(DistributedErrors, TransportsThatDiffer) {

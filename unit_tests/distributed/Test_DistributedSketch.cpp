@@ -2,8 +2,8 @@
 // Distributed sketches and projections (algorithms/distributed), run under mpiexec with 1 to
 // 4 ranks: for several row splits (uneven, with ranks of no rows) the reproducible result is
 // the same bit for bit as the same call on MPI_COMM_SELF holding every row (so every rank
-// count gives the same bits), and both reductions agree with the single-process API to
-// rounding.
+// count gives the same bits) and whatever the transport (host MPI, and NCCL on CUDA in a
+// build with NCCL), and both reductions agree with the single-process API to rounding.
 #include <KokkosSketch_Distributed.hpp>
 #include <KokkosSketch_DistributedTestUtils.hpp>
 #include <KokkosSketch_Operators.hpp>
@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace {
@@ -27,8 +28,9 @@ class DistributedSketch : public ::testing::Test {};
 TYPED_TEST_SUITE(DistributedSketch, ExecutionSpaces, SpaceName);
 
 /// For every row split and block size: Y of `dist` (a distributed call) equals bit for bit
-/// the same call on MPI_COMM_SELF with all rows (reproducible), and both reductions are
-/// close to `single` (the single-process API on all rows).
+/// the same call on MPI_COMM_SELF with all rows (reproducible), with every transport
+/// (automatic, host_mpi and, where available, nccl), and both reductions are close to
+/// `single` (the single-process API on all rows).
 template <class Space, class Scalar, class Dist, class Single>
 void check_splits(std::int64_t n, std::int64_t d, std::int64_t k, double rtol, Dist dist,
                   Single single) {
@@ -52,6 +54,14 @@ void check_splits(std::int64_t n, std::int64_t d, std::int64_t k, double rtol, D
     dist(space, A_self, Y_self, repro);
     const std::vector<double> self_bits = to_host(Y_self);
     EXPECT_TRUE(allclose(self_bits, want, rtol, atol, std::size_t(d))) << "B = " << B;
+    for (const auto t : explicit_transports<Space>()) {
+      Distributed::DistributedOptions o = repro;
+      o.transport = t;
+      y_t Yt("Y_self_t", k, d);
+      dist(space, A_self, Yt, o);
+      EXPECT_TRUE(same_bits(to_host(Yt), self_bits))
+          << "reproducible on MPI_COMM_SELF through " << transport_name(t) << ", B = " << B;
+    }
     for (int split = 0; split < n_row_splits; ++split) {
       const auto counts = row_split(split, n, P);
       std::int64_t o = 0;
@@ -62,6 +72,15 @@ void check_splits(std::int64_t n, std::int64_t d, std::int64_t k, double rtol, D
       dist(space, A, Y, repro);
       EXPECT_TRUE(same_bits(to_host(Y), self_bits))
           << "reproducible, split " << split << ", B = " << B << ", " << P << " ranks";
+      for (const auto t : explicit_transports<Space>()) {
+        Distributed::DistributedOptions o = repro;
+        o.transport = t;
+        y_t Yt("Yt", k, d);
+        dist(space, A, Yt, o);
+        EXPECT_TRUE(same_bits(to_host(Yt), self_bits))
+            << "reproducible through " << transport_name(t) << ", split " << split
+            << ", B = " << B << ", " << P << " ranks";
+      }
       Distributed::DistributedOptions plain = repro;
       plain.reduction = Distributed::Reduction::plain;
       y_t Yp("Yp", k, d);
@@ -164,6 +183,42 @@ TYPED_TEST(DistributedSketch, ExactSumOfCancellingRows) {
   EXPECT_EQ(h[0], 1.0);
   EXPECT_EQ(h[1], 3e-300);
   EXPECT_EQ(h[2], 1e300);
+}
+
+// Bad input stays collective whatever the transport: a NaN in the last rank's rows makes
+// every rank throw the same Error with the reproducible reduction through host MPI and (on
+// CUDA with NCCL) through NCCL, where the NaN's exponent mark wins the device-side MAX.
+TYPED_TEST(DistributedSketch, NonFiniteOnOneRankEveryTransport) {
+  using Space = TypeParam;
+  const std::int64_t n = 120, d = 4, k = 6;
+  std::vector<double> a = global_matrix(n, d, 99);
+  const int P = world_size(), rank = world_rank();
+  const auto counts = row_split(0, n, P);
+  std::int64_t o = 0;
+  for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+  a[std::size_t((n - 1) * d + 1)] = std::numeric_limits<double>::quiet_NaN();  // last rank's
+  const auto local = rows_view<double, Space>(a, d, o, counts[std::size_t(rank)]);
+  const Distributed::RowDistributedMatrix<decltype(local)> A(local, o, n, d, MPI_COMM_WORLD);
+  const GaussianSketchOp S(GaussianSketchDist{k, n}, RNGState(4));
+  Kokkos::View<double**, typename Space::memory_space> Y("Y", k, d);
+  for (const auto t : explicit_transports<Space>()) {
+    Distributed::DistributedOptions dopts;
+    dopts.block_rows = 16;
+    dopts.transport = t;
+    EXPECT_TRUE(throws_everywhere(
+        [&] { Distributed::gaussian_sketch(Space(), S, A, Y, {}, dopts); },
+        "Distributed::gaussian_sketch", "NaN or Inf"))
+        << transport_name(t);
+    // Without the check: column 1 of Y is NaN on every rank, the other columns finite.
+    ProjectOptions unchecked;
+    unchecked.check_finite = false;
+    Distributed::gaussian_sketch(Space(), S, A, Y, unchecked, dopts);
+    const auto h = to_host(Y);  // row-major k x d
+    for (std::int64_t i = 0; i < k; ++i) {
+      EXPECT_TRUE(std::isnan(h[std::size_t(i * d + 1)])) << transport_name(t);
+      EXPECT_TRUE(std::isfinite(h[std::size_t(i * d)])) << transport_name(t);
+    }
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Distributed sketches of a CSR A (each rank's rows a KokkosSparse::CrsMatrix), under
 // mpiexec with 1 to 4 ranks: for several row splits (uneven, with ranks of no rows) the
-// reproducible result equals bit for bit the same call on MPI_COMM_SELF holding every row,
+// reproducible result equals bit for bit the same call on MPI_COMM_SELF holding every row
+// (with every transport: host MPI, and NCCL on CUDA in a build with NCCL),
 // and both reductions agree with the single-process CRS call to rounding; a bad CSR on one
 // rank makes every rank throw.
 #include <KokkosSketch_Distributed.hpp>
@@ -60,6 +61,14 @@ void check_crs_splits(std::int64_t n, std::int64_t d, std::int64_t k, Dist dist,
     dist(space, A_self, Y_self, repro);
     const std::vector<double> self_bits = to_host(Y_self);
     EXPECT_TRUE(allclose(self_bits, want, 1e-12, 1e-12 * scale, std::size_t(d)));
+    for (const auto t : explicit_transports<Space>()) {
+      Distributed::DistributedOptions o = repro;
+      o.transport = t;
+      y_t Yt("Y_self_t", k, d);
+      dist(space, A_self, Yt, o);
+      EXPECT_TRUE(same_bits(to_host(Yt), self_bits))
+          << "reproducible on MPI_COMM_SELF through " << transport_name(t) << ", B = " << B;
+    }
     for (int split = 0; split < n_row_splits; ++split) {
       const auto counts = row_split(split, n, P);
       std::int64_t o = 0;
@@ -70,6 +79,15 @@ void check_crs_splits(std::int64_t n, std::int64_t d, std::int64_t k, Dist dist,
       dist(space, A, Y, repro);
       EXPECT_TRUE(same_bits(to_host(Y), self_bits))
           << "reproducible, split " << split << ", B = " << B << ", " << P << " ranks";
+      for (const auto t : explicit_transports<Space>()) {
+        Distributed::DistributedOptions o = repro;
+        o.transport = t;
+        y_t Yt("Yt", k, d);
+        dist(space, A, Yt, o);
+        EXPECT_TRUE(same_bits(to_host(Yt), self_bits))
+            << "reproducible through " << transport_name(t) << ", split " << split
+            << ", B = " << B << ", " << P << " ranks";
+      }
       Distributed::DistributedOptions plain = repro;
       plain.reduction = Distributed::Reduction::plain;
       y_t Yp("Yp", k, d);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_DistributedNccl_impl.hpp
-/// \brief NCCL transport of the distributed layer's plain reduction: one NCCL communicator per
-/// MPI communicator and device, created collectively on first use and kept as an MPI
+/// \brief NCCL transport of the distributed layer's reductions (the plain one's scalar sums,
+/// the reproducible one's int32 exponent maxima and int64 digit sums): one NCCL communicator
+/// per MPI communicator and device, created collectively on first use and kept as an MPI
 /// attribute of the communicator (destroyed when MPI frees the communicator), and
-/// ncclAllReduce on the instance's stream. Compiled in only with KOKKOSSKETCH_HAVE_NCCL and
+/// ncclAllReduce in place on the instance's stream. Compiled in only with KOKKOSSKETCH_HAVE_NCCL and
 /// CUDA; elsewhere Transport::automatic means MPI through host memory.
 #ifndef KOKKOSSKETCH_DISTRIBUTEDNCCL_IMPL_HPP
 #define KOKKOSSKETCH_DISTRIBUTEDNCCL_IMPL_HPP
@@ -36,8 +37,9 @@ constexpr bool nccl_capable_v =
     false;
 #endif
 
-/// Whether the plain reduction of `f` takes NCCL for transport `t` (checked: an Error when
-/// NCCL is asked for and unavailable). The same on every rank for the same arguments.
+/// Whether the reduction (plain or reproducible) of `f` takes NCCL for transport `t`
+/// (checked: an Error when NCCL is asked for and unavailable). The same on every rank for the
+/// same arguments.
 template <class ExecSpace>
 bool use_nccl(const char* f, Distributed::Transport t) {
   check_enum(f, "dopts.transport", t);
@@ -145,9 +147,19 @@ template <>
 inline ncclDataType_t nccl_type<float>() { return ncclFloat32; }
 template <>
 inline ncclDataType_t nccl_type<double>() { return ncclFloat64; }
+template <>
+inline ncclDataType_t nccl_type<int>() { return ncclInt32; }
+template <>
+inline ncclDataType_t nccl_type<std::int64_t>() { return ncclInt64; }
 #endif
 
-/// \brief Local check before nccl_allreduce_sum on `space` (nccl_check_device); nothing
+/// The reduction operations of nccl_allreduce_in_place.
+enum class NcclOp {
+  sum,  ///< ncclSum (exact for integers: the reproducible digits)
+  max   ///< ncclMax (the reproducible exponents)
+};
+
+/// \brief Local check before nccl_allreduce_in_place on `space` (nccl_check_device); nothing
 /// where NCCL is not compiled in.
 template <class ExecSpace>
 void nccl_prepare(const char* f, const ExecSpace& space, MPI_Comm comm) {
@@ -160,23 +172,33 @@ void nccl_prepare(const char* f, const ExecSpace& space, MPI_Comm comm) {
   (void)f, (void)space, (void)comm;
 }
 
-/// \brief Sums `count` values at `data` (device memory of `space`) over the ranks of `comm`
-/// in place, by ncclAllReduce on the instance's stream (asynchronous). Collective; only
-/// where nccl_capable_v<ExecSpace> (use_nccl() said so), after nccl_prepare() on every rank
-/// and an agreement on its outcome.
+/// \brief Reduces `count` values at `data` (device memory of `space`: float, double, int or
+/// std::int64_t) over the ranks of `comm` in place with `op`, by ncclAllReduce on the
+/// instance's stream (asynchronous: no fence, no host copy). Collective; only where
+/// nccl_capable_v<ExecSpace> (use_nccl() said so), after nccl_prepare() on every rank and an
+/// agreement on its outcome.
 template <class ExecSpace, class T>
-void nccl_allreduce_sum(const char* f, const ExecSpace& space, MPI_Comm comm, T* data,
-                        std::size_t count) {
+void nccl_allreduce_in_place(const char* f, const ExecSpace& space, MPI_Comm comm, T* data,
+                             std::size_t count, NcclOp op) {
 #ifdef KOKKOSSKETCH_DISTRIBUTED_NCCL
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     const ncclComm_t c = nccl_comm(f, comm, space.cuda_device());
-    nccl_check(ncclAllReduce(data, data, count, nccl_type<T>(), ncclSum, c, space.cuda_stream()),
+    nccl_check(ncclAllReduce(data, data, count, nccl_type<T>(),
+                             op == NcclOp::max ? ncclMax : ncclSum, c, space.cuda_stream()),
                f, "ncclAllReduce");
     return;
   }
 #endif
-  (void)space, (void)comm, (void)data, (void)count;
+  (void)space, (void)comm, (void)data, (void)count, (void)op;
   throw Error(f, "no NCCL transport for this execution space in this build", __FILE__, __LINE__);
+}
+
+/// \brief Sums `count` values at `data` over the ranks of `comm` in place
+/// (nccl_allreduce_in_place with NcclOp::sum; the same conditions).
+template <class ExecSpace, class T>
+void nccl_allreduce_sum(const char* f, const ExecSpace& space, MPI_Comm comm, T* data,
+                        std::size_t count) {
+  nccl_allreduce_in_place(f, space, comm, data, count, NcclOp::sum);
 }
 
 }  // namespace Impl

@@ -169,7 +169,7 @@ void distributed_sketch_crs(const char* f, const ExecSpace& space, const Op& S,
     }
 
     using p_view = Kokkos::View<y_value***, Kokkos::LayoutRight, mem>;
-    reproducible_reduce<ExecSpace, y_value>(
+    const auto reduced = reproducible_reduce<ExecSpace, y_value>(
         f, space, comm, k, d, plan.n_blocks,
         [&](const p_view& partials) {
           for (std::int64_t bi = 0; bi < plan.n_blocks; ++bi) {
@@ -221,7 +221,12 @@ void distributed_sketch_crs(const char* f, const ExecSpace& space, const Op& S,
             copy_2d(space, Kokkos::subview(partials, bi, Kokkos::ALL(), Kokkos::ALL()), Yb, k, d);
           }
         },
-        h_result);
+        result, h_result, dopts.transport);
+    // In this scope: with NCCL, the buffers of `reduced` are still in use on the stream until
+    // finish_distributed's fence.
+    finish_distributed(f, space, comm, result, h_result, Y, check_finite, reduced.on_device,
+                       reduced.rounding);
+    return;
   }
   finish_distributed(f, space, comm, result, h_result, Y, check_finite, on_device);
 }

@@ -182,40 +182,107 @@ void agree_on_arguments(const char* f, MPI_Comm comm, const Op& S, std::int64_t 
          {"dopts.transport", std::int64_t(dopts.transport)}});
 }
 
+/// R(i, j) = the value of the digit sums Dg(i, j, :) relative to Ex(i, j), rounded once
+/// (repro_digits_to_value, the host loop's function: the same bits).
+template <class ExecSpace, class RView, class EView, class DView>
+void digits_to_values(const ExecSpace& space, const RView& R, const EView& Ex, const DView& Dg,
+                      std::int64_t k, std::int64_t d) {
+  using r_value = typename RView::non_const_value_type;
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::round",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / d, j = t % d;
+        const std::int64_t D[3] = {Dg(i, j, 0), Dg(i, j, 1), Dg(i, j, 2)};
+        R(i, j) = repro_digits_to_value<r_value>(D, Ex(i, j));
+      });
+}
+
+/// \brief The device buffers of one reproducible reduction, returned to the caller: with
+/// NCCL, kernels and all-reduces on the instance's stream still use them when
+/// reproducible_reduce returns, so they must outlive them (until finish_distributed's fence:
+/// freeing device memory earlier would wait for the device).
+template <class Scalar, class MemSpace>
+struct ReproducibleBuffers {
+  /// The owned blocks' k x d partials.
+  Kokkos::View<Scalar***, Kokkos::LayoutRight, MemSpace> partials;
+  /// The shared exponents, k x d.
+  Kokkos::View<int**, Kokkos::LayoutRight, MemSpace> exponents;
+  /// The digit sums, k x d x repro_digits.
+  Kokkos::View<std::int64_t***, Kokkos::LayoutRight, MemSpace> digits;
+  /// Whether the result is in `result` on the device (NCCL) rather than in h_result.
+  bool on_device = false;
+  /// The outcome of the rounding kernel (NCCL), agreed on by the caller's next agreement
+  /// (finish_distributed's: no communication comes between).
+  LocalOutcome rounding;
+};
+
 /// \brief The reproducible reduction of k x d block partials: `compute(partials)` fills
 /// partials(b, :, :) for the n_blocks owned blocks (run on every rank, its failure agreed
-/// on); the exponents are maxed over the ranks, the digits summed over the ranks, and
-/// h_result (k x d, host) receives the once-rounded sums. Collective.
-template <class ExecSpace, class Scalar, class HostResult, class Compute>
-void reproducible_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, std::int64_t k,
-                         std::int64_t d, std::int64_t n_blocks, const Compute& compute,
-                         const HostResult& h_result) {
-  using mem = typename ExecSpace::memory_space;
-  using p_view = Kokkos::View<Scalar***, Kokkos::LayoutRight, mem>;
-  using e_view = Kokkos::View<int**, Kokkos::LayoutRight, mem>;
-  using d_view = Kokkos::View<std::int64_t***, Kokkos::LayoutRight, mem>;
-  p_view partials;
-  e_view expo;
-  d_view digits;
+/// on); the exponents are maxed over the ranks, the digits summed over the ranks, and the
+/// sums rounded once per entry.
+///
+/// Transport (use_nccl() for `transport`, the plain reduction's rule): NCCL (the returned
+/// on_device is true): the exponents maxed (ncclMax of int32) and the digits summed (ncclSum
+/// of int64) in place on the device on the instance's stream, the rounding in a kernel into
+/// `result` (k x d, device): no host copy, no fence (the caller's finish_distributed fences
+/// and agrees on the rounding's outcome, returned).
+/// Host MPI (on_device false): the exponents and digits copied to host mirrors,
+/// MPI_Allreduce(MAX) and (SUM), the rounding on the host into h_result (k x d, host).
+/// The integer maxima and sums are exact whatever the transport and order, and the rounding
+/// is the same function on the host and the device, so the bits are the same either way.
+/// Collective. The returned buffers must outlive the call's work (ReproducibleBuffers).
+template <class ExecSpace, class Scalar, class Compute, class Result, class HostResult>
+ReproducibleBuffers<Scalar, typename ExecSpace::memory_space> reproducible_reduce(
+    const char* f, const ExecSpace& space, MPI_Comm comm, std::int64_t k, std::int64_t d,
+    std::int64_t n_blocks, const Compute& compute, const Result& result,
+    const HostResult& h_result, Distributed::Transport transport) {
+  using buffers = ReproducibleBuffers<Scalar, typename ExecSpace::memory_space>;
+  using p_view = decltype(buffers::partials);
+  using e_view = decltype(buffers::exponents);
+  using d_view = decltype(buffers::digits);
+  buffers w;
+  p_view& partials = w.partials;
+  e_view& expo = w.exponents;
+  d_view& digits = w.digits;
   typename e_view::HostMirror h_expo;
   typename d_view::HostMirror h_digits;
+  bool nccl = false;
   LocalOutcome outcome = run_local(f, [&] {
+    nccl = use_nccl<ExecSpace>(f, transport);
+    if (nccl) nccl_prepare(f, space, comm);
     const auto alloc = [](const std::string& label) {
       return Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
     };
     partials = p_view(alloc("KokkosSketch::Distributed::partials"), std::size_t(n_blocks),
                       std::size_t(k), std::size_t(d));
     expo = e_view(alloc("KokkosSketch::Distributed::exponents"), std::size_t(k), std::size_t(d));
-    h_expo = Kokkos::create_mirror_view(expo);
     digits = d_view(alloc("KokkosSketch::Distributed::digits"), std::size_t(k), std::size_t(d),
                     std::size_t(repro_digits));
-    h_digits = Kokkos::create_mirror_view(digits);
+    if (!nccl) {
+      h_expo = Kokkos::create_mirror_view(expo);
+      h_digits = Kokkos::create_mirror_view(digits);
+    }
     compute(partials);
     max_exponents(space, partials, expo, n_blocks, k, d);
-    Kokkos::deep_copy(space, h_expo, expo);
-    space.fence();
+    if (!nccl) {
+      Kokkos::deep_copy(space, h_expo, expo);
+      space.fence();
+    }
   });
   agree(comm, f, outcome);
+  if (nccl) {
+    // The same steps on the device, in stream order: exponents (MAX), local digit sums,
+    // digits over the ranks (SUM), one rounding per entry into `result`.
+    nccl_allreduce_in_place(f, space, comm, expo.data(), std::size_t(k * d), NcclOp::max);
+    outcome = run_local(f, [&] { sum_digits(space, partials, expo, digits, n_blocks, k, d); });
+    agree(comm, f, outcome);
+    nccl_allreduce_in_place(f, space, comm, digits.data(), std::size_t(k * d * repro_digits),
+                            NcclOp::sum);
+    w.rounding = run_local(f, [&] { digits_to_values(space, result, expo, digits, k, d); });
+    w.on_device = true;
+    return w;
+  }
   // The shared exponents (MAX), the digits summed locally in a kernel, then over the ranks
   // (SUM): integer additions, exact, in any order.
   mpi_allreduce_in_place(f, h_expo.data(), k * d, MPI_MAX, comm);
@@ -233,6 +300,7 @@ void reproducible_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, s
       const std::int64_t D[3] = {h_digits(i, j, 0), h_digits(i, j, 1), h_digits(i, j, 2)};
       h_result(i, j) = repro_digits_to_value<Scalar>(D, h_expo(i, j));
     }
+  return w;
 }
 
 /// The plain reduction: `compute(result)` writes this rank's partial (run on every rank
@@ -266,13 +334,16 @@ bool plain_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, const Re
 }
 
 /// The replicated result (h_result, or `result` itself when `on_device`) into Y (any
-/// layout); its finite check agreed on (in the plain reduction the ranks' copies of Y need
+/// layout); its finite check agreed on, with `before` (a local failure since the last
+/// agreement; then nothing is done here) (in the plain reduction the ranks' copies of Y need
 /// not be identical). Collective.
 template <class ExecSpace, class Result, class HostResult, class YView>
 void finish_distributed(const char* f, const ExecSpace& space, MPI_Comm comm,
                         const Result& result, const HostResult& h_result, const YView& Y,
-                        bool check_finite, bool on_device = false) {
-  const LocalOutcome outcome = run_local(f, [&] {
+                        bool check_finite, bool on_device = false,
+                        const LocalOutcome& before = LocalOutcome{}) {
+  LocalOutcome outcome = before;
+  if (!outcome.failed) outcome = run_local(f, [&] {
     if (!on_device) Kokkos::deep_copy(space, result, h_result);
     copy_2d(space, Y, result, std::int64_t(Y.extent(0)), std::int64_t(Y.extent(1)));
     if (check_finite) check_finite_result(f, space, Y);
@@ -356,8 +427,8 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
         if (plan.head > 0) {
           copy_2d(space, send, A.local(), plan.head, d);
           Kokkos::deep_copy(space, h_send, send);
+          space.fence();  // MPI reads h_send
         }
-        space.fence();
       });
     agree(comm, f, outcome);
 
@@ -386,7 +457,7 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
     // The partial of each owned block, by the single-process entry point on the whole block
     // (a contiguous copy of its rows: the same bits whatever the split), reduced exactly.
     using p_view = Kokkos::View<y_value***, Kokkos::LayoutRight, mem>;
-    reproducible_reduce<ExecSpace, y_value>(
+    const auto reduced = reproducible_reduce<ExecSpace, y_value>(
         f, space, comm, k, d, plan.n_blocks,
         [&](const p_view& partials) {
           if (plan.tail > 0) Kokkos::deep_copy(space, recv_tail, h_tail);
@@ -399,7 +470,12 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
             copy_2d(space, Kokkos::subview(partials, bi, Kokkos::ALL(), Kokkos::ALL()), Yb, k, d);
           }
         },
-        h_result);
+        result, h_result, dopts.transport);
+    // In this scope: with NCCL, the block buffers and `reduced`'s are still in use on the
+    // stream until finish_distributed's fence.
+    finish_distributed(f, space, comm, result, h_result, Y, check_finite, reduced.on_device,
+                       reduced.rounding);
+    return;
   }
   finish_distributed(f, space, comm, result, h_result, Y, check_finite, on_device);
 }

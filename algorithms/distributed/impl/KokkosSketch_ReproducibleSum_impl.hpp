@@ -15,7 +15,10 @@
 /// - the digits are summed in int64 (locally in a kernel, then MPI_Allreduce(SUM)): exact
 ///   while the number of partials is below 2^30 (checked by the caller).
 /// - the sum V = D1 2^64 + D2 2^32 + D3 (units of 2^(E-96)) is normalized and rounded once to
-///   the nearest float or double (ties to even), then scaled by 2^(E-96), on the host.
+///   the nearest float or double (ties to even), then scaled by 2^(E-96): on the host after
+///   the MPI transport, in a kernel on the device after NCCL's; the same integer steps, one
+///   correctly rounded conversion and one correctly rounded scaling either way, so the same
+///   bits.
 /// Error: |result - sum_b p_b| <= ulp(result)/2 + m 2^(E-97) <= ulp(result)/2 +
 /// m 2^-96 max_b |p_b| (plus a second rounding only where the result is subnormal).
 #ifndef KOKKOSSKETCH_REPRODUCIBLESUM_IMPL_HPP
@@ -28,6 +31,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -85,17 +89,44 @@ KOKKOS_INLINE_FUNCTION void repro_add_digits(double x, int E, std::int64_t acc[3
 }
 
 /// floor(v / 2^32) for any int64.
-inline std::int64_t repro_floor_div_radix(std::int64_t v) {
+KOKKOS_INLINE_FUNCTION std::int64_t repro_floor_div_radix(std::int64_t v) {
   const std::int64_t r = std::int64_t(1) << repro_digit_bits;
   return v >= 0 ? v / r : -((-(v + 1)) / r) - 1;
 }
 
-/// \brief The value 2^(E-96) (D[0] 2^64 + D[1] 2^32 + D[2]) rounded once to Scalar (host).
+/// The quiet NaN of float or double (the bits of std::numeric_limits<Scalar>::quiet_NaN()),
+/// callable on the host and in kernels.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar repro_quiet_nan() {
+  static_assert(std::is_same<Scalar, float>::value || std::is_same<Scalar, double>::value,
+                "float or double");
+  if constexpr (std::is_same<Scalar, float>::value) {
+    const std::uint32_t u = 0x7fc00000u;
+    float r;
+    memcpy(&r, &u, sizeof(r));
+    return r;
+  } else {
+    const std::uint64_t u = 0x7ff8000000000000ull;
+    double r;
+    memcpy(&r, &u, sizeof(r));
+    return r;
+  }
+}
+
+/// \brief The value 2^(E-96) (D[0] 2^64 + D[1] 2^32 + D[2]) rounded once to Scalar (float or
+/// double), on the host or in a kernel, with the same bits.
+///
+/// The scaling by 2^(shift + E - 96), shift + E - 96 in [-1118, 992], is repro_scale: for a
+/// nonzero r (an integer >= 1) its first step, by 2^-1000 when needed, is exact (the product
+/// stays normal) and its last is one multiplication by a power of two, correctly rounded, as
+/// std::ldexp is (the same value, subnormal, zero or infinite results included); for float,
+/// the product is formed in double, exact wherever a float result is not zero or infinite,
+/// and rounded once to float, as std::ldexp(float, int) does.
 /// \param [in] D the digit sums
 /// \param [in] E the shared exponent, or one of the marks (0 or NaN then)
 template <class Scalar>
-Scalar repro_digits_to_value(const std::int64_t D[3], int E) {
-  if (E == repro_nonfinite_exponent) return std::numeric_limits<Scalar>::quiet_NaN();
+KOKKOS_INLINE_FUNCTION Scalar repro_digits_to_value(const std::int64_t D[3], int E) {
+  if (E == repro_nonfinite_exponent) return repro_quiet_nan<Scalar>();
   if (E == repro_zero_exponent) return Scalar(0);
   // Normalize: D2, D3 in [0, 2^32); V = D1 2^64 + lo with lo in [0, 2^64).
   std::int64_t d1 = D[0], d2 = D[1], d3 = D[2];
@@ -134,7 +165,7 @@ Scalar repro_digits_to_value(const std::int64_t D[3], int E) {
     r = Scalar(top);
     shift = h;
   }
-  r = std::ldexp(r, shift + E - repro_digits * repro_digit_bits);
+  r = Scalar(repro_scale(double(r), shift + E - repro_digits * repro_digit_bits));
   return negative ? -r : r;
 }
 
