@@ -120,6 +120,32 @@ TYPED_TEST(DistributedSketch, GaussianSketchFloat) {
       [&](const Space& s, const auto& A, const auto& Y) { gaussian_sketch(s, S, A, Y); });
 }
 
+// Enough blocks of 37 rows for two chunks of the CUDA batched path (256 blocks a chunk at
+// these extents), whose boundary (row 9472) and the ranks' boundaries fall inside blocks; the
+// last block is short. Other spaces take the per-block loop.
+TYPED_TEST(DistributedSketch, GaussianSketchFloatManyBlocks) {
+  using Space = TypeParam;
+  const GaussianSketchOp S(GaussianSketchDist{5, 10000}, RNGState(10));
+  check_splits<Space, float>(
+      10000, 3, 5, 2e-5,
+      [&](const Space& s, const auto& A, const auto& Y, const Distributed::DistributedOptions& o) {
+        Distributed::gaussian_sketch(s, S, A, Y, {}, o);
+      },
+      [&](const Space& s, const auto& A, const auto& Y) { gaussian_sketch(s, S, A, Y); });
+}
+
+// A uniform DenseOp in float: the CUDA batched path through Distributed::dense_project.
+TYPED_TEST(DistributedSketch, DenseProjectUniformFloat) {
+  using Space = TypeParam;
+  const DenseOp S(DenseDist{11, 700, DenseEntries::uniform, Scaling::isometric}, RNGState(11));
+  check_splits<Space, float>(
+      700, 4, 11, 2e-5,
+      [&](const Space& s, const auto& A, const auto& Y, const Distributed::DistributedOptions& o) {
+        Distributed::dense_project(s, S, A, Y, {}, o);
+      },
+      [&](const Space& s, const auto& A, const auto& Y) { dense_project(s, S, A, Y); });
+}
+
 TYPED_TEST(DistributedSketch, CountSketch) {
   using Space = TypeParam;
   const CountSketchOp S(CountSketchDist{16, 400}, RNGState(7));

@@ -15,6 +15,7 @@
 #include <KokkosSketch_DistributedMatrix.hpp>
 #include <KokkosSketch_DistributedOptions.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <impl/KokkosSketch_DistributedBlocks_spec.hpp>
 #include <impl/KokkosSketch_DistributedComm_impl.hpp>
 #include <impl/KokkosSketch_DistributedNccl_impl.hpp>
 #include <impl/KokkosSketch_ReproducibleSum_impl.hpp>
@@ -34,36 +35,6 @@ namespace Impl {
 
 /// Tag of the layer's point-to-point messages (on the matrix's own duplicate communicator).
 constexpr int distributed_row_tag = 18;
-
-/// dst(i, j) = src(i, j) on `space`, for Views of any layouts in memory spaces it reaches.
-template <class ExecSpace, class Dst, class Src>
-void copy_2d(const ExecSpace& space, const Dst& dst, const Src& src, std::int64_t rows,
-             std::int64_t cols) {
-  if (rows == 0 || cols == 0) return;
-  Kokkos::parallel_for(
-      "KokkosSketch::Distributed::copy",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows * cols),
-      KOKKOS_LAMBDA(const std::int64_t t) {
-        const std::int64_t i = t / cols, j = t % cols;
-        dst(i, j) = src(i, j);
-      });
-}
-
-/// W(i, :) = row b0 + i of A for i < m: local row lo + i while i < own, else row
-/// lo + i - nr of the received tail (W LayoutRight, the block's contiguous copy).
-template <class ExecSpace, class WView, class LocalView, class TailView>
-void gather_block(const ExecSpace& space, const WView& W, const LocalView& local,
-                  const TailView& tail, std::int64_t lo, std::int64_t own, std::int64_t nr,
-                  std::int64_t m, std::int64_t d) {
-  using a_value = typename WView::non_const_value_type;
-  Kokkos::parallel_for(
-      "KokkosSketch::Distributed::gather_block",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, m * d),
-      KOKKOS_LAMBDA(const std::int64_t t) {
-        const std::int64_t i = t / d, j = t % d;
-        W(i, j) = i < own ? a_value(local(lo + i, j)) : a_value(tail(lo + i - nr, j));
-      });
-}
 
 /// Ex(i, j) = the largest repro_exponent of P(b, i, j) over the nb blocks.
 template <class ExecSpace, class PView, class EView>
@@ -406,9 +377,8 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
                              });
   } else {
     const BlockPlan plan = block_plan(A, B);
-    a_buffer send, recv_tail, W;
+    a_buffer send, recv_tail;
     typename a_buffer::HostMirror h_send, h_tail;
-    y_buffer Yb;
     if (!outcome.failed)
       outcome = run_local(f, [&] {
         const auto alloc = [](const std::string& label) {
@@ -420,10 +390,6 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
         recv_tail = a_buffer(alloc("KokkosSketch::Distributed::recv"), std::size_t(plan.tail),
                              std::size_t(d));
         h_tail = Kokkos::create_mirror_view(recv_tail);
-        W = a_buffer(alloc("KokkosSketch::Distributed::block"),
-                     std::size_t(plan.n_blocks > 0 ? std::min(B, n) : 0), std::size_t(d));
-        Yb = y_buffer(alloc("KokkosSketch::Distributed::block_sketch"), std::size_t(k),
-                      std::size_t(d));
         if (plan.head > 0) {
           copy_2d(space, send, A.local(), plan.head, d);
           Kokkos::deep_copy(space, h_send, send);
@@ -454,21 +420,18 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
       mpi_check(MPI_Type_free(&row_t), f, "MPI_Type_free");
     }
 
-    // The partial of each owned block, by the single-process entry point on the whole block
-    // (a contiguous copy of its rows: the same bits whatever the split), reduced exactly.
+    // The partial of each owned block, by DistributedBlocksApply (the same bits on whichever
+    // rank computes it: the single-process entry point on a contiguous copy of the block's
+    // rows, or a backend's batched path), reduced exactly.
     using p_view = Kokkos::View<y_value***, Kokkos::LayoutRight, mem>;
+    using blocks_t = DistributedBlocksApply<ExecSpace, Op, a_value, y_value>;
+    const OwnedBlocks<AView, a_buffer> rows{
+        A.local(), recv_tail, o, nr, plan.first_block, plan.n_blocks, B, n, d};
     const auto reduced = reproducible_reduce<ExecSpace, y_value>(
         f, space, comm, k, d, plan.n_blocks,
         [&](const p_view& partials) {
           if (plan.tail > 0) Kokkos::deep_copy(space, recv_tail, h_tail);
-          for (std::int64_t bi = 0; bi < plan.n_blocks; ++bi) {
-            const std::int64_t b0 = (plan.first_block + bi) * B, m = std::min(B, n - b0);
-            const std::int64_t lo = b0 - o, own = std::min(m, o + nr - b0);
-            gather_block(space, W, A.local(), recv_tail, lo, own, nr, m, d);
-            call(space, S.submatrix(0, b0, k, m),
-                 Kokkos::subview(W, Kokkos::make_pair(std::int64_t(0), m), Kokkos::ALL()), Yb);
-            copy_2d(space, Kokkos::subview(partials, bi, Kokkos::ALL(), Kokkos::ALL()), Yb, k, d);
-          }
+          blocks_t::apply(space, S, rows, partials, call);
         },
         result, h_result, dopts.transport);
     // In this scope: with NCCL, the block buffers and `reduced`'s are still in use on the
