@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The final rounding of the reproducible reduction (Impl::repro_digits_to_value), callable on
 // the host and in kernels: on random digit sums and exponents (every exponent range, zero,
-// subnormal and infinite results, both marks) it gives the same bits as the former host-only
-// version (std::ldexp, std::numeric_limits NaN), on the host and, through the NCCL path's
+// subnormal and infinite results, both marks) it gives the same bits as an independent
+// reference (the exact 128-bit integer sum rounded once, then std::ldexp), on the host and, through the NCCL path's
 // kernel (Impl::digits_to_values), on every execution space. Rank-local (no communication).
 #include <KokkosSketch_Distributed.hpp>
 #include <KokkosSketch_TestUtils.hpp>
@@ -22,46 +22,19 @@ namespace {
 using namespace KokkosSketch;
 using namespace KokkosSketch::TestUtil;
 
-/// The former host-only repro_digits_to_value, verbatim but for its name: the reference.
+/// The reference, computed independently of the library's normalization: the exact value
+/// V = D1 2^64 + D2 2^32 + D3 as a 128-bit integer (|V| < 2^127 for |D_i| <= 2^62), rounded
+/// once to Scalar by the compiler's integer-to-floating conversion (to nearest, ties to even),
+/// then scaled by 2^(E - 96) with std::ldexp (exact but where the result is subnormal or
+/// overflows: the second rounding the documentation states).
 template <class Scalar>
 Scalar reference_digits_to_value(const std::int64_t D[3], int E) {
   using namespace KokkosSketch::Impl;
   if (E == repro_nonfinite_exponent) return std::numeric_limits<Scalar>::quiet_NaN();
   if (E == repro_zero_exponent) return Scalar(0);
-  std::int64_t d1 = D[0], d2 = D[1], d3 = D[2];
-  std::int64_t c = repro_floor_div_radix(d3);
-  d3 -= c * (std::int64_t(1) << repro_digit_bits);
-  d2 += c;
-  c = repro_floor_div_radix(d2);
-  d2 -= c * (std::int64_t(1) << repro_digit_bits);
-  d1 += c;
-  const std::uint64_t lo = (std::uint64_t(d2) << 32) | std::uint64_t(d3);
-  const bool negative = d1 < 0;
-  std::uint64_t hi, mlo;
-  if (!negative) {
-    hi = std::uint64_t(d1);
-    mlo = lo;
-  } else if (lo != 0) {
-    hi = std::uint64_t(-(d1 + 1));
-    mlo = ~lo + 1;
-  } else {
-    hi = std::uint64_t(-d1);
-    mlo = 0;
-  }
-  Scalar r;
-  int shift = 0;
-  if (hi == 0) {
-    r = Scalar(mlo);
-  } else {
-    int h = 0;
-    while (h < 64 && (hi >> h) != 0) ++h;
-    std::uint64_t top = (hi << (64 - h)) | (mlo >> h);
-    if ((mlo & ((std::uint64_t(1) << h) - 1)) != 0) top |= 1;
-    r = Scalar(top);
-    shift = h;
-  }
-  r = std::ldexp(r, shift + E - repro_digits * repro_digit_bits);
-  return negative ? -r : r;
+  const __int128 V = __int128(D[0]) * (__int128(1) << 64) + __int128(D[1]) * (__int128(1) << 32) +
+                     __int128(D[2]);
+  return std::ldexp(static_cast<Scalar>(V), E - repro_digits * repro_digit_bits);
 }
 
 /// Random digit sums as the reduction makes them (|D_i| <= 2^62: at most 2^30 terms of at
