@@ -163,6 +163,7 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
     KI::check_enum(f, "opts.qr", opts.qr);
     KI::check_enum(f, "opts.small_svd", opts.small_svd);
     KI::check_enum(f, "opts.svd_algorithm", opts.svd_algorithm);
+    KI::check_enum(f, "dopts.reduction", dopts.reduction);
     KI::check_enum(f, "dopts.transport", dopts.transport);
     KOKKOSSKETCH_THROW_IF(opts.qr == QRMethod::householder, f,
                           "opts.qr = householder needs all of Y on one rank; use cholesky_qr2 "
