@@ -75,8 +75,9 @@ namespace Distributed {
 ///
 /// Bytes all-reduced per rank and call, without fallbacks (the formula and its derivation in
 /// docs/distributed/distributed.md): 16 k^2 (q + 1) + sizeof(Scalar) d k (q + 1), plus
-/// 8 k^2 per shifted fallback (and 8 k^2 (q + 1) more with shifted_cholesky_qr3), plus the
-/// agreements' few int64 each. Returned in RandomizedSVDInfo.
+/// 8 k^2 (q + 1) more with shifted_cholesky_qr3, plus 16 k^2 per shifted fallback (24 k^2
+/// when the second pass failed), plus the agreements' few int64 each. Returned in
+/// RandomizedSVDInfo (exact, fallbacks included).
 ///
 /// Collective over A.comm(). Every local failure (argument checks, allocations, NaN/Inf,
 /// the factorizations) is agreed on before the next communication, so that every rank throws
@@ -108,8 +109,10 @@ namespace Distributed {
 /// Cost per rank (flops): 2 n_r d k for Y_r, 4 n_r d k per power iteration, 2 n_r d k for
 /// B^T_r, 2 n_r k^2 for U_r, about 4 n_r k^2 per CholeskyQR pass (FP64 Gram matrix and
 /// triangular solve), and, replicated, O(k^3) per factorization and O(d k^2) for the SVD.
-/// Workspace per rank: (n_r + 4 d + 2 k) k Scalars and 8 (n_r k + k^2) bytes (+ 8 d k with
-/// power iterations), plus host mirrors of the all-reduced matrices on device spaces.
+/// Workspace per rank: (n_r + 3 d + 2 k) k Scalars (4 d k bytes more for double: the FP32
+/// draw of Omega), 8 (n_r k + k^2) bytes for the FP64 copy of Y and the Gram matrix, with
+/// power iterations the orthonormalizer's 8 (d k + 4 k^2) bytes, and on device spaces host
+/// mirrors of the all-reduced matrices (d k Scalars and k^2 doubles).
 template <class ExecSpace, class AView, class UView, class SView, class VView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                Kokkos::is_view<AView>::value,

@@ -31,7 +31,7 @@ struct RandomizedSVDInfo {
   /// Distributed orthonormalizations of the range basis Y (1 + power_iterations).
   int orthonormalizations = 0;
   /// Of those, the QRMethod::cholesky_qr2 ones whose Cholesky factorization failed and that
-  /// were rerun as shifted CholeskyQR3 (one more k x k all-reduce each).
+  /// were rerun as shifted CholeskyQR3 (three more k x k all-reduces each).
   int shifted_fallbacks = 0;
   /// Data all-reduces (Gram matrices, the products A^T Q), not counting the small int64
   /// all-reduces of the error agreement.
