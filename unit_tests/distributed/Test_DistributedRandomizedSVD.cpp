@@ -200,7 +200,9 @@ void matches_single_process(double tol) {
   }
 }
 
-TEST(DistributedRandomizedSVD, MatchesSingleProcessDouble) { matches_single_process<double>(1e-11); }
+TEST(DistributedRandomizedSVD, MatchesSingleProcessDouble) {
+  matches_single_process<double>(1e-11);
+}
 TEST(DistributedRandomizedSVD, MatchesSingleProcessFloat) { matches_single_process<float>(1e-4); }
 
 /// Every rank returns the same sigma and V bits (the replicated small SVD).
@@ -231,7 +233,8 @@ struct Problem {
   std::pair<std::int64_t, std::int64_t> part = my_rows(0);
   mat<double> local = rows_view<double, Space>(a, d, part.first, part.second);
   Distributed::RowDistributedMatrix<mat<double>> A{local, part.first, n, d, MPI_COMM_WORLD};
-  mat<double> U{"U", std::size_t(part.second), std::size_t(p)}, V{"V", std::size_t(d), std::size_t(p)};
+  mat<double> U{"U", std::size_t(part.second), std::size_t(p)};
+  mat<double> V{"V", std::size_t(d), std::size_t(p)};
   vec<double> sig{"sigma", std::size_t(p)};
 };
 
