@@ -16,6 +16,7 @@
 #include <KokkosSketch_DistributedLeverageScores.hpp>
 #include <KokkosSketch_DistributedMatrix.hpp>
 #include <KokkosSketch_DistributedOptions.hpp>
+#include <KokkosSketch_DistributedRandomizedSVD.hpp>
 #include <KokkosSketch_DistributedSketch.hpp>
 
 #endif

@@ -279,6 +279,104 @@ void register_space() {
   }
 }
 
+// ---- dist_rsvd: Distributed::randomized_svd (issues 18 and 24), a block of its own.
+//   dist_rsvd/<space>/<transport>[/weak]/n:/d:/rank:/q:  randomized SVD of a float A
+//   (LayoutLeft, the fill pattern above) with oversampling 10 and q power iterations; U of
+//   the local rows, sigma and V replicated. Default sizes: n = 200000, d = 64, rank 16 (strong
+//   scaling: n over all ranks; KOKKOSSKETCH_BENCH_WEAK=1: n per rank); full sizes: 4194304 x
+//   256 with rank 64 on a device space, 1000000 x 128 with rank 32 on the host. <transport>:
+//   automatic (NCCL on CUDA in a build with NCCL) and, where that is NCCL, host_mpi.
+//   Counters as above (GB/s counts one read of A; the call reads it 2 + 2 q times).
+
+/// A rank's rows (LayoutLeft, as Distributed::randomized_svd needs) and its outputs.
+template <class Space>
+struct RsvdProblem {
+  using mat = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
+  mat local, U, V;
+  Kokkos::View<float*, typename Space::memory_space> sigma;
+  std::unique_ptr<Distributed::RowDistributedMatrix<mat>> A;
+};
+template <class Space>
+RsvdProblem<Space>& rsvd_problem(std::int64_t n, std::int64_t d, std::int64_t rank) {
+  static std::map<std::string, std::unique_ptr<RsvdProblem<Space>>> cache;
+  static const bool hooked = (Kokkos::push_finalize_hook([] { cache.clear(); }), true);
+  (void)hooked;
+  const std::string key =
+      std::to_string(n) + "/" + std::to_string(d) + "/" + std::to_string(rank);
+  auto& p = cache[key];
+  if (!p) {
+    using mat = typename RsvdProblem<Space>::mat;
+    int r = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::int64_t o = n * r / size, nr = n * (r + 1) / size - o;
+    p = std::make_unique<RsvdProblem<Space>>();
+    p->local = mat("KokkosSketch::perf::rsvd_A_local", nr, d);
+    Kokkos::parallel_for("KokkosSketch::perf::rsvd_fill",
+                         Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, nr * d),
+                         FillRows<mat>{p->local, o, d});
+    Kokkos::fence();
+    p->U = mat("KokkosSketch::perf::rsvd_U", nr, rank);
+    p->V = mat("KokkosSketch::perf::rsvd_V", d, rank);
+    p->sigma = Kokkos::View<float*, typename Space::memory_space>("KokkosSketch::perf::rsvd_s",
+                                                                  rank);
+    p->A = std::make_unique<Distributed::RowDistributedMatrix<mat>>(p->local, o, n, d,
+                                                                    MPI_COMM_WORLD);
+  }
+  return *p;
+}
+
+/// Registers dist_rsvd on Space.
+template <class Space>
+void register_rsvd() {
+  const std::string sp = Space::name();
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool full = full_sizes();
+  const double min_time = env_or("KOKKOSSKETCH_BENCH_MIN_TIME", full ? 0.5 : 0.1);
+  const int reps = int(env_or("KOKKOSSKETCH_BENCH_REPETITIONS", full ? 3 : 1));
+  const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                  typename Space::memory_space>::accessible;
+  std::int64_t n = 200000, d = 64, rank = 16;
+  if (full) {
+    n = device ? 4194304 : 1000000;
+    d = device ? 256 : 128;
+    rank = device ? 64 : 32;
+  }
+  const bool weak = env_or("KOKKOSSKETCH_BENCH_WEAK", 0.0) != 0.0;
+  if (weak) n *= size;
+  std::vector<std::pair<Distributed::Transport, std::string>> transports = {
+      {Distributed::Transport::automatic, "automatic"}};
+  if (KokkosSketch::Impl::nccl_capable_v<Space>)
+    transports.push_back({Distributed::Transport::host_mpi, "host_mpi"});
+  for (const auto& t : transports)
+    for (int q : {0, 1}) {
+      const Distributed::Transport tr = t.first;
+      const std::string name = "dist_rsvd/" + sp + "/" + t.second + (weak ? "/weak" : "") +
+                               "/n:" + std::to_string(n) + "/d:" + std::to_string(d) +
+                               "/rank:" + std::to_string(rank) + "/q:" + std::to_string(q);
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [=](benchmark::State& st) {
+                                     auto& p = rsvd_problem<Space>(n, d, rank);
+                                     RandomizedSVDOptions o;
+                                     o.oversampling = 10;
+                                     o.power_iterations = q;
+                                     o.check_finite = false;
+                                     Distributed::DistributedOptions dopts;
+                                     dopts.transport = tr;
+                                     run(st, n, d, [&] {
+                                       Distributed::randomized_svd(Space(), *p.A, rank, p.U,
+                                                                   p.sigma, p.V, RNGState(12),
+                                                                   o, dopts);
+                                     });
+                                   })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(min_time)
+          ->Repetitions(reps);
+    }
+}
+
 /// The default execution space and, when it is another one, the default host space (run
 /// with OMP_NUM_THREADS=1 for one core per rank).
 void register_all() {
@@ -286,6 +384,10 @@ void register_all() {
   if constexpr (!std::is_same<Kokkos::DefaultExecutionSpace,
                               Kokkos::DefaultHostExecutionSpace>::value)
     register_space<Kokkos::DefaultHostExecutionSpace>();
+  register_rsvd<Kokkos::DefaultExecutionSpace>();
+  if constexpr (!std::is_same<Kokkos::DefaultExecutionSpace,
+                              Kokkos::DefaultHostExecutionSpace>::value)
+    register_rsvd<Kokkos::DefaultHostExecutionSpace>();
 }
 
 /// Reports nothing (ranks other than 0).

@@ -161,6 +161,24 @@ TEST(DistributedErrors, TransportsThatDiffer) {
                                 "Distributed::gaussian_sketch", "disagree on dopts.transport"));
 }
 
+// Distributed::randomized_svd (its own tests: Test_DistributedRandomizedSVD.cpp): U_local of
+// the wrong extent on one rank, and a refused QR method everywhere.
+TEST(DistributedErrors, RandomizedSVDBadInput) {
+  Problem s;
+  RandomizedSVDOptions o;
+  o.oversampling = 2;  // k = 3 <= d = 4
+  const view_t U("U", s.p.rows + (last_rank() ? 1 : 0), 1), V("V", d, 1);
+  const Kokkos::View<double*, Space::memory_space> sig("sigma", 1);
+  EXPECT_TRUE(throws_everywhere(
+      [&] { Distributed::randomized_svd(Space(), s.A, 1, U, sig, V, RNGState(3), o); },
+      "Distributed::randomized_svd", "on rank " + std::to_string(world_size() - 1)));
+  o.qr = QRMethod::householder;
+  const view_t U1("U", s.p.rows, 1);
+  EXPECT_TRUE(throws_everywhere(
+      [&] { Distributed::randomized_svd(Space(), s.A, 1, U1, sig, V, RNGState(3), o); },
+      "Distributed::randomized_svd", "householder"));
+}
+
 TEST(DistributedErrors, YOverlappingALocal) {
   Problem s;
   // On the last rank Y is a window of A's own memory (when it has enough rows).
