@@ -11,6 +11,9 @@
 //   dist_reduce_only/<reduction>      the same CountSketch call with 1 row per rank's block
 //                                     work negligible: n = P rows, so the time is the layer's
 //                                     communication and reduction of a k x d result.
+//   dist_rsvd                         the randomized SVD: its own block below (register_rsvd).
+//   dist_lsq_precondition, dist_lsq_solve  least squares (double A, LayoutLeft): their own
+//                                     block below (register_lsq).
 // <reduction>: reproducible and plain (Transport::automatic: NCCL on CUDA in a build with
 // NCCL) and, where that is NCCL, reproducible_host_mpi and plain_host_mpi (the same
 // reductions through host memory and MPI). Where NCCL is used, also NCCL's own all-reduce on
@@ -377,6 +380,129 @@ void register_rsvd() {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Least squares (issue 18): Distributed::sketch_and_precondition and sketch_and_solve on a
+// row-distributed double A (n x d, LayoutLeft, hashed entries in [-1, 1): full column rank)
+// and b, Gaussian S (LeastSquaresSketch::gaussian, the default rows), the sketch reduced
+// reproducibly or plainly (the LSQR all-reduces of d + 3 doubles per iteration go through
+// MPI and host memory in both):
+//   dist_lsq_precondition/<space>/<reduction>[/weak]/n:/d:  counter lsqr_iterations;
+//   dist_lsq_solve/<space>/<reduction>[/weak]/n:/d:
+// Sizes: small n = 100000, d = 16; full n = 1000000, d = 64 on hosts and n = 4194304, d = 64
+// on device spaces; KOKKOSSKETCH_BENCH_WEAK=1: n rows per rank.
+
+/// splitmix64 of the global entry index, as a double in [-1, 1).
+template <class View>
+struct FillHashed {
+  View a;
+  std::int64_t o, rows, salt;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    const std::int64_t i = t % rows, j = t / rows;  // LayoutLeft: i fastest
+    std::uint64_t z = std::uint64_t((o + i) * 1024 + j) * 0x9E3779B97F4A7C15ull +
+                      std::uint64_t(salt) * 0xD1B54A32D192ED03ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    a(i, j) = double(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+  }
+};
+
+/// This rank's rows of an even split of the least-squares problem, built once per (n, d).
+template <class Space>
+struct LsqProblem {
+  using mat_t = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>;
+  using vec_t = Kokkos::View<double*, typename Space::memory_space>;
+  mat_t local;
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> b2;
+  Kokkos::View<double*, Kokkos::LayoutLeft, typename Space::memory_space> b;  // column 0 of b2
+  vec_t x;
+  std::unique_ptr<Distributed::RowDistributedMatrix<mat_t>> A;
+};
+template <class Space>
+LsqProblem<Space>& lsq_problem(std::int64_t n, std::int64_t d) {
+  static std::map<std::string, std::unique_ptr<LsqProblem<Space>>> cache;
+  static const bool hooked = (Kokkos::push_finalize_hook([] { cache.clear(); }), true);
+  (void)hooked;
+  auto& p = cache[std::to_string(n) + "/" + std::to_string(d)];
+  if (!p) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::int64_t o = n * rank / size, nr = n * (rank + 1) / size - o;
+    using P = LsqProblem<Space>;
+    p = std::make_unique<P>();
+    p->local = typename P::mat_t("KokkosSketch::perf::lsq_A", nr, d);
+    p->b2 = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>(
+        "KokkosSketch::perf::lsq_b", nr, 1);
+    using policy = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
+    if (nr > 0) {
+      Kokkos::parallel_for("KokkosSketch::perf::lsq_fill_A", policy(0, nr * d),
+                           FillHashed<typename P::mat_t>{p->local, o, nr, 1});
+      Kokkos::parallel_for("KokkosSketch::perf::lsq_fill_b", policy(0, nr),
+                           FillHashed<decltype(p->b2)>{p->b2, o, nr, 2});
+    }
+    Kokkos::fence();
+    p->b = Kokkos::subview(p->b2, Kokkos::ALL, 0);
+    p->x = typename P::vec_t("KokkosSketch::perf::lsq_x", d);
+    p->A = std::make_unique<Distributed::RowDistributedMatrix<typename P::mat_t>>(
+        p->local, o, n, d, MPI_COMM_WORLD);
+  }
+  return *p;
+}
+
+/// Registers dist_lsq_precondition and dist_lsq_solve on Space.
+template <class Space>
+void register_lsq() {
+  const std::string sp = Space::name();
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool full = full_sizes();
+  const double min_time = env_or("KOKKOSSKETCH_BENCH_MIN_TIME", full ? 0.5 : 0.1);
+  const int reps = int(env_or("KOKKOSSKETCH_BENCH_REPETITIONS", full ? 3 : 1));
+  const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                  typename Space::memory_space>::accessible;
+  std::int64_t n = full ? (device ? 4194304 : 1000000) : 100000;
+  const std::int64_t d = full ? 64 : 16;
+  const bool weak = env_or("KOKKOSSKETCH_BENCH_WEAK", 0.0) != 0.0;
+  const std::string wk = weak ? "/weak" : "";
+  if (weak) n *= size;
+  const std::string shape = "/n:" + std::to_string(n) + "/d:" + std::to_string(d);
+  auto reg = [&](const std::string& name, std::function<void(benchmark::State&)> fn) {
+    benchmark::RegisterBenchmark(name.c_str(), fn)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(min_time)
+        ->Repetitions(reps);
+  };
+  for (const bool repro : {true, false}) {
+    const std::string red = repro ? "reproducible" : "plain";
+    LeastSquaresOptions lo;
+    lo.sketch = LeastSquaresSketch::gaussian;
+    reg("dist_lsq_precondition/" + sp + "/" + red + wk + shape, [=](benchmark::State& st) {
+      auto& p = lsq_problem<Space>(n, d);
+      LeastSquaresResult r;
+      run(st, n, d, [&] {
+        r = Distributed::sketch_and_precondition(Space(), *p.A, p.b, p.x, RNGState(12), lo,
+                                                 options(repro));
+      });
+      // A (8 n d bytes) is read by the sketch, twice per iteration and by the residual.
+      st.counters["lsqr_iterations"] = r.iterations;
+      st.counters["GB/s"] = benchmark::Counter(
+          8e-9 * double(n) * double(d) * (3.0 + 2.0 * r.iterations) * double(st.iterations()),
+          benchmark::Counter::kIsRate);
+    });
+    reg("dist_lsq_solve/" + sp + "/" + red + wk + shape, [=](benchmark::State& st) {
+      auto& p = lsq_problem<Space>(n, d);
+      run(st, n, d, [&] {
+        Distributed::sketch_and_solve(Space(), *p.A, p.b, p.x, RNGState(12), lo, options(repro));
+      });
+      st.counters["GB/s"] = benchmark::Counter(16e-9 * double(n) * double(d) *
+                                                   double(st.iterations()),
+                                               benchmark::Counter::kIsRate);  // sketch, residual
+    });
+  }
+}
+
 /// The default execution space and, when it is another one, the default host space (run
 /// with OMP_NUM_THREADS=1 for one core per rank).
 void register_all() {
@@ -388,6 +514,10 @@ void register_all() {
   if constexpr (!std::is_same<Kokkos::DefaultExecutionSpace,
                               Kokkos::DefaultHostExecutionSpace>::value)
     register_rsvd<Kokkos::DefaultHostExecutionSpace>();
+  register_lsq<Kokkos::DefaultExecutionSpace>();
+  if constexpr (!std::is_same<Kokkos::DefaultExecutionSpace,
+                              Kokkos::DefaultHostExecutionSpace>::value)
+    register_lsq<Kokkos::DefaultHostExecutionSpace>();
 }
 
 /// Reports nothing (ranks other than 0).

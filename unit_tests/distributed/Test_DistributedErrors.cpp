@@ -216,6 +216,15 @@ TEST(DistributedErrors, NonFiniteOnOneRank) {
   }
 }
 
+TEST(DistributedErrors, SketchAndPreconditionWrongBOnOneRank) {
+  Problem s;
+  using vec_t = Kokkos::View<double*, Space::memory_space>;
+  const vec_t b("b", s.p.rows + (last_rank() ? 1 : 0)), x("x", d);
+  EXPECT_TRUE(throws_everywhere(
+      [&] { Distributed::sketch_and_precondition(Space(), s.A, b, x, RNGState(1)); },
+      "Distributed::sketch_and_precondition", "b has"));
+}
+
 TEST(DistributedErrors, NullCommunicator) {
   const view_t local("A", n, d);
   try {
