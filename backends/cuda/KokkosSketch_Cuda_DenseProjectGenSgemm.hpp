@@ -41,6 +41,7 @@
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_DenseOp.hpp>
 #include <KokkosSketch_Workspace.hpp>
+#include <impl/KokkosSketch_DenseBlock_impl.hpp>
 
 #include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
@@ -86,43 +87,6 @@ inline std::int64_t block_columns(std::int64_t k, std::int64_t D, std::int64_t r
   return nb < 1 ? 1 : nb;
 }
 
-/// Writes columns [j0, j0 + n) of S (raw entries, as float) into the k x n buffer w, row-major
-/// or column-major: one work item per Philox block of a row (a block may straddle the range's
-/// edges). Neighbouring work items write neighbouring memory: neighbouring blocks of one row
-/// (row-major) or one block of neighbouring rows (column-major).
-struct FillBlock {
-  DenseOp S;
-  std::int64_t g0;    ///< column of the full operator where the range starts
-  std::int64_t n;     ///< columns in the range
-  std::int64_t blk0;  ///< first Philox block of a row that touches the range
-  std::int64_t nblk;  ///< Philox blocks of a row that touch the range
-  bool col_major;     ///< w(r, c) at w[r + c k] (true) or w[r n + c] (false)
-  float* w;
-
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
-    const std::int64_t k = S.rows();
-    const std::int64_t r = col_major ? t % k : t / nblk;
-    const std::int64_t blk = blk0 + (col_major ? t / k : t % nblk);
-    const std::int64_t rs = col_major ? 1 : n, cs = col_major ? k : 1;
-    const int bs = S.block_size();
-    const PhiloxCounter words = S.block_words(S.row_offset() + r, blk);
-    float* const out = w + r * rs;
-    const std::int64_t c0 = blk * bs - g0;  // the Philox block's first column in w (may be < 0)
-    if (S.dist().entries == DenseEntries::gaussian) {
-      // One Box-Muller evaluation per pair, as DenseProjectGeneric (DenseOp::block_entry's
-      // values: entries 2p and 2p + 1 from words 2p and 2p + 1).
-      double z[4];
-      Impl::gaussian_pair(words.v[0], words.v[1], z[0], z[1]);
-      Impl::gaussian_pair(words.v[2], words.v[3], z[2], z[3]);
-      for (int e = 0; e < 4; ++e)
-        if (c0 + e >= 0 && c0 + e < n) out[(c0 + e) * cs] = float(z[e]);
-    } else {
-      for (int e = 0; e < bs; ++e)
-        if (c0 + e >= 0 && c0 + e < n) out[(c0 + e) * cs] = float(S.block_entry(words, e));
-    }
-  }
-};
-
 /// \brief Enqueues on `space` the generation of columns [j0, j0 + n) of S into w (S.rows() x n
 /// floats of device memory): w(i, jj) = float(S.entry(i, j0 + jj)), bit for bit.
 /// \param [in] space the instance whose stream runs the kernel (no fence)
@@ -133,14 +97,8 @@ struct FillBlock {
 /// \param [in] col_major w(i, jj) at w[i + jj S.rows()] (true) or w[i n + jj] (false)
 inline void fill_block(const Kokkos::Cuda& space, const DenseOp& S, std::int64_t j0,
                        std::int64_t n, float* w, bool col_major) {
-  const std::int64_t k = S.rows();
-  const std::int64_t bs = S.block_size();
-  const std::int64_t g0 = S.col_offset() + j0;
-  const std::int64_t blk0 = g0 / bs, nblk = (g0 + n - 1) / bs - blk0 + 1;
-  Kokkos::parallel_for("KokkosSketch::dense_project[cuda-gen-sgemm]::fill",
-                       Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>>(
-                           space, 0, k * nblk),
-                       FillBlock{S, g0, n, blk0, nblk, col_major, w});
+  dense_fill_block("KokkosSketch::dense_project[cuda-gen-sgemm]::fill", space, S, j0, n, w,
+                   col_major);
 }
 
 /// Y = S A by blocks of generated S and KokkosBlas::gemm (see the file comment). AView and

@@ -18,12 +18,17 @@
 /// so the block equals materialize() bit for bit (unit_tests/core/Test_Operators.cpp checks it
 /// for every entry kind, submatrix offsets and odd extents).
 ///
-/// Host only (plain loops on raw pointers, called inside host parallel kernels).
+/// dense_fill_row is host only (plain loops on raw pointers, called inside host parallel
+/// kernels); dense_fill_block fills a whole column range of S on any execution space with one
+/// work item per Philox block of a row (the shape for GPUs: generate a block of S, then hand
+/// it to cuBLAS / cuSPARSE).
 #ifndef KOKKOSSKETCH_DENSEBLOCK_IMPL_HPP
 #define KOKKOSSKETCH_DENSEBLOCK_IMPL_HPP
 
 #include <KokkosSketch_DenseOp.hpp>
 #include <KokkosSketch_RNG.hpp>
+
+#include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -167,6 +172,65 @@ void dense_fill_row(const DenseOp& S, std::int64_t i, std::int64_t j0, std::int6
       }
     }
   }
+}
+
+/// Work item t of dense_fill_block: one Philox block of one row of S (a block may straddle
+/// the range's edges). Neighbouring work items write neighbouring memory: neighbouring
+/// blocks of one row (row-major) or one block of neighbouring rows (column-major).
+template <class T>
+struct DenseFillBlock {
+  DenseOp S;
+  std::int64_t g0;    ///< column of the full operator where the range starts
+  std::int64_t n;     ///< columns in the range
+  std::int64_t blk0;  ///< first Philox block of a row that touches the range
+  std::int64_t nblk;  ///< Philox blocks of a row that touch the range
+  bool col_major;     ///< w(r, c) at w[r + c k] (true) or w[r n + c] (false)
+  T* w;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    const std::int64_t k = S.rows();
+    const std::int64_t r = col_major ? t % k : t / nblk;
+    const std::int64_t blk = blk0 + (col_major ? t / k : t % nblk);
+    const std::int64_t rs = col_major ? 1 : n, cs = col_major ? k : 1;
+    const int bs = S.block_size();
+    const PhiloxCounter words = S.block_words(S.row_offset() + r, blk);
+    T* const out = w + r * rs;
+    const std::int64_t c0 = blk * bs - g0;  // the Philox block's first column in w (may be < 0)
+    if (S.dist().entries == DenseEntries::gaussian) {
+      // One Box-Muller evaluation per pair (DenseOp::block_entry's values: entries 2p and
+      // 2p + 1 from words 2p and 2p + 1).
+      double z[4];
+      Impl::gaussian_pair(words.v[0], words.v[1], z[0], z[1]);
+      Impl::gaussian_pair(words.v[2], words.v[3], z[2], z[3]);
+      for (int e = 0; e < 4; ++e)
+        if (c0 + e >= 0 && c0 + e < n) out[(c0 + e) * cs] = T(z[e]);
+    } else {
+      for (int e = 0; e < bs; ++e)
+        if (c0 + e >= 0 && c0 + e < n) out[(c0 + e) * cs] = T(S.block_entry(words, e));
+    }
+  }
+};
+
+/// \brief Enqueues on `space` the generation of columns [j0, j0 + n) of S (a submatrix's own
+/// indices) into w: w(i, jj) = T(S.entry(i, j0 + jj)) (raw entries, unscaled), bit for bit.
+/// \param [in] label the kernel's name (profiling)
+/// \param [in] space the instance whose queue runs the kernel (no fence)
+/// \param [in] S the operator (any law)
+/// \param [in] j0 first column of S, 0 <= j0 < S.cols()
+/// \param [in] n columns, 1 <= n <= S.cols() - j0
+/// \param [out] w S.rows() * n values in memory `space` can access
+/// \param [in] col_major w(i, jj) at w[i + jj S.rows()] (true) or w[i n + jj] (false)
+template <class ExecSpace, class T>
+void dense_fill_block(const char* label, const ExecSpace& space, const DenseOp& S,
+                      std::int64_t j0, std::int64_t n, T* w, bool col_major) {
+  const std::int64_t k = S.rows();
+  const std::int64_t bs = S.block_size();
+  const std::int64_t g0 = S.col_offset() + j0;
+  const std::int64_t blk0 = g0 / bs, nblk = (g0 + n - 1) / bs - blk0 + 1;
+  Kokkos::parallel_for(label,
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+                           space, 0, k * nblk),
+                       DenseFillBlock<T>{S, g0, n, blk0, nblk, col_major, w});
 }
 
 }  // namespace Impl

@@ -23,8 +23,8 @@
 ///    kernel sums them).
 /// 2. Per block: a kernel writes S_b^T (nb x p, LayoutRight) into the buffer W with exactly the operator's
 ///    entries (T(raw entry), the values of DenseOp::entry and of the generic kernel, bit for
-///    bit: Impl::dense_fill_row on hosts, the per-Philox-block fill of
-///    KokkosSketch_Cuda_DenseProjectGenSgemm.hpp on devices); then
+///    bit: Impl::dense_fill_row on hosts, Impl::dense_fill_block (one work item per
+///    Philox block, shared with the CUDA generate + SGEMM path) on devices); then
 ///    KokkosSparse::spmv("N", scale, A_b^T, W, beta, Y^T) with beta = 0 for the first block
 ///    and 1 after.
 ///
@@ -85,35 +85,6 @@ struct GaussianCrsConfig {
   std::int64_t block_rows = 0;  ///< rows of A per block (nb); 0: choose_block_rows
   int y_buffer = -1;            ///< LayoutLeft Y: 1 through a buffer, 0 in place, -1 choose
   int method = -1;  ///< 1 the spmv path, 0 the generic kernel, -1 the default (spmv on devices)
-};
-
-/// \brief Fills W (nb x p, see col_major) with columns [j0, j0 + n) of S as T(raw entry) on a
-/// device: one work item per Philox block of a row (the fill of
-/// KokkosSketch_Cuda_DenseProjectGenSgemm.hpp, for any T).
-template <class T>
-struct GaussianCrsFillDevice {
-  DenseOp S;
-  std::int64_t g0, n, blk0, nblk;
-  T* w;  ///< w(jj, r) at w[r + jj k] (S_b^T LayoutRight)
-
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
-    const std::int64_t k = S.rows();
-    const std::int64_t r = t % k, blk = blk0 + t / k;
-    const int bs = S.block_size();
-    const PhiloxCounter words = S.block_words(S.row_offset() + r, blk);
-    T* const out = w + r;
-    const std::int64_t c0 = blk * bs - g0;
-    if (S.dist().entries == DenseEntries::gaussian) {
-      double z[4];
-      Impl::gaussian_pair(words.v[0], words.v[1], z[0], z[1]);
-      Impl::gaussian_pair(words.v[2], words.v[3], z[2], z[3]);
-      for (int e = 0; e < 4; ++e)
-        if (c0 + e >= 0 && c0 + e < n) out[(c0 + e) * k] = T(z[e]);
-    } else {
-      for (int e = 0; e < bs; ++e)
-        if (c0 + e >= 0 && c0 + e < n) out[(c0 + e) * k] = T(S.block_entry(words, e));
-    }
-  }
 };
 
 /// \brief Fills W (S_b^T, nb x p, LayoutRight) on a host in one parallel region: one work
@@ -356,11 +327,9 @@ struct GaussianSketchCrsSpmv {
                                range(space, 0, (nr + 63) / 64),
                                GaussianCrsFillHost<T>{S, i0, nr, p, W});
         } else {
-          const std::int64_t bs = S.block_size(), g0 = S.col_offset() + i0;
-          const std::int64_t blk0 = g0 / bs, nbk = (g0 + nr - 1) / bs - blk0 + 1;
-          Kokkos::parallel_for("KokkosSketch::gaussian_sketch[crs:spmv]::fill",
-                               range(space, 0, p * nbk),
-                               GaussianCrsFillDevice<T>{S, g0, nr, blk0, nbk, W});
+          // S_b^T LayoutRight (nb x p) is S_b column-major (p x nb).
+          dense_fill_block("KokkosSketch::gaussian_sketch[crs:spmv]::fill", space, S, i0, nr,
+                           W, true);
         }
         const matrix_t At("KokkosSketch::gaussian_sketch::A_block_T", int(d), int(nr), int(bnnz),
                           typename matrix_t::values_type(valT + e0, bnnz),
