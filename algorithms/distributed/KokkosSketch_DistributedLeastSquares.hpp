@@ -33,6 +33,52 @@
 #include <vector>
 
 namespace KokkosSketch {
+namespace Impl {
+
+/// \brief Steps 1 and 2 of the distributed least-squares solvers: W = S [A, b] (k x (d + 1),
+/// k = sk.rows) by Distributed::dense_project (Gaussian S) or Distributed::count_sketch
+/// (deterministic), reduced per `dopts` and replicated, then its QR, the rank check (an
+/// Error naming `f` when S A is rank deficient), R (the d x d upper triangle) and z (the first
+/// d entries of the last column: Q^T S b). The same W on every rank gives the same R and z.
+/// Collective over A.comm().
+template <class LA, class ExecSpace, class AView, class ColView>
+void distributed_sketched_qr(const char* f, const ExecSpace& space, LA& la,
+                             const Distributed::RowDistributedMatrix<AView>& A,
+                             const Distributed::RowDistributedMatrix<ColView>& B,
+                             const LsqSketchChoice& sk, const RNGState& state,
+                             const Distributed::DistributedOptions& dopts,
+                             typename LA::matrix_type& R, typename LA::vector_type& z) {
+  const std::int64_t n = A.global_rows(), d = A.global_cols(), k = sk.rows;
+  ColView W(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::SAb"),
+            std::size_t(k), std::size_t(d + 1));
+  {
+    const auto WA = Kokkos::subview(W, Kokkos::ALL, std::make_pair(std::int64_t(0), d));
+    const auto Wb = Kokkos::subview(W, Kokkos::ALL, std::make_pair(d, d + 1));
+    if (sk.kind == LeastSquaresSketch::gaussian) {
+      const DenseOp S(DenseDist{k, n, DenseEntries::gaussian, Scaling::isometric}, state);
+      Distributed::dense_project(space, S, A, WA, ProjectOptions{false}, dopts);
+      Distributed::dense_project(space, S, B, Wb, ProjectOptions{false}, dopts);
+    } else {
+      const CountSketchOp S(CountSketchDist{k, n}, state);
+      CountSketchOptions copts;
+      copts.deterministic = true;
+      copts.check_finite = false;
+      Distributed::count_sketch(space, S, A, WA, copts, dopts);
+      Distributed::count_sketch(space, S, B, Wb, copts, dopts);
+    }
+  }
+  const auto Raug = la.qr(W);
+  la.check_full_rank(f, Raug, k, d);
+  R = typename LA::matrix_type(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::R"), d, d);
+  extract_upper(space, Raug, R);
+  z = typename LA::vector_type(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::z"), d);
+  copy_column(space, Raug, d, z);
+}
+
+}  // namespace Impl
+
 namespace Distributed {
 
 /// \brief Sketch-and-solve least squares for a row-distributed A (n x d, d < k <= ...) and
@@ -109,34 +155,12 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const RowDistributed
             {{"opts.sketch", std::int64_t(opts.sketch)}, {"opts.sketch_rows", opts.sketch_rows}});
   const RowDistributedMatrix<col_t> B(b2, A.row_offset(), n, 1, comm);
 
-  // 1. W = S [A, b] over the ranks (replicated).
-  col_t W(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::SAb"),
-          std::size_t(k), std::size_t(d + 1));
-  const auto WA = Kokkos::subview(W, Kokkos::ALL, std::make_pair(std::int64_t(0), d));
-  const auto Wb = Kokkos::subview(W, Kokkos::ALL, std::make_pair(d, d + 1));
-  if (sk.kind == LeastSquaresSketch::gaussian) {
-    const DenseOp S(DenseDist{k, n, DenseEntries::gaussian, Scaling::isometric}, state);
-    Distributed::dense_project(space, S, A, WA, ProjectOptions{false}, dopts);
-    Distributed::dense_project(space, S, B, Wb, ProjectOptions{false}, dopts);
-  } else {
-    const CountSketchOp S(CountSketchDist{k, n}, state);
-    CountSketchOptions copts;
-    copts.deterministic = true;
-    copts.check_finite = false;
-    Distributed::count_sketch(space, S, A, WA, copts, dopts);
-    Distributed::count_sketch(space, S, B, Wb, copts, dopts);
-  }
-
-  // 2. Replicated: the same W gives the same R, the same rank decision and the same x.
+  // 1.-2. W = S [A, b] over the ranks and its QR, replicated: the same W gives the same R,
+  // the same rank decision and the same x on every rank.
   la_t la(space);
-  const auto Raug = la.qr(W);
-  la.check_full_rank(f, Raug, k, d);
-  typename la_t::matrix_type R(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::R"), d, d);
-  KI::extract_upper(space, Raug, R);
-  typename la_t::vector_type z(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::z"), d);
-  KI::copy_column(space, Raug, d, z);
+  typename la_t::matrix_type R;
+  typename la_t::vector_type z;
+  KI::distributed_sketched_qr(f, space, la, A, B, sk, state, dopts, R, z);
   la.trsm(KI::Side::left, KI::Trans::none, R, KI::as_column(z));
   Kokkos::deep_copy(space, x, z);
 
@@ -274,35 +298,12 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
   const std::int64_t k = sk.rows;
   const RowDistributedMatrix<col_t> B(b2, A.row_offset(), n, 1, comm);
 
-  // 1. W = S [A, b] over the ranks (replicated).
-  col_t W(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::SAb"),
-          std::size_t(k), std::size_t(d + 1));
-  {
-    const auto WA = Kokkos::subview(W, Kokkos::ALL, std::make_pair(std::int64_t(0), d));
-    const auto Wb = Kokkos::subview(W, Kokkos::ALL, std::make_pair(d, d + 1));
-    if (sk.kind == LeastSquaresSketch::gaussian) {
-      const DenseOp S(DenseDist{k, n, DenseEntries::gaussian, Scaling::isometric}, state);
-      Distributed::dense_project(space, S, A, WA, ProjectOptions{false}, dopts);
-      Distributed::dense_project(space, S, B, Wb, ProjectOptions{false}, dopts);
-    } else {
-      const CountSketchOp S(CountSketchDist{k, n}, state);
-      CountSketchOptions copts;
-      copts.deterministic = true;
-      copts.check_finite = false;
-      Distributed::count_sketch(space, S, A, WA, copts, dopts);
-      Distributed::count_sketch(space, S, B, Wb, copts, dopts);
-    }
-  }
-
-  // 2. Replicated: the same W gives the same R, rank decision and warm start on every rank.
+  // 1.-2. W = S [A, b] over the ranks and its QR, replicated: the same W gives the same R,
+  // rank decision and warm start y0 = R x0 (x0 the sketch-and-solve solution) on every rank.
   la_t la(space);
-  const auto Raug = la.qr(W);
-  la.check_full_rank(f, Raug, k, d);
-  typename la_t::matrix_type R(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::R"), d, d);
-  KI::extract_upper(space, Raug, R);
-  vec_t y(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::y"), d);
-  KI::copy_column(space, Raug, d, y);  // y0 = R x0, x0 the sketch-and-solve solution
+  typename la_t::matrix_type R;
+  vec_t y;
+  KI::distributed_sketched_qr(f, space, la, A, B, sk, state, dopts, R, y);
 
   // 3. LSQR. u (and Mv) hold this rank's rows; v, w, t, y are replicated.
   auto alloc = [&](const char* label, std::int64_t len) {
