@@ -295,7 +295,6 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
              {"opts.sketch_rows", opts.sketch_rows},
              {"opts.tolerance (its bits)", tol_bits},
              {"opts.max_iterations", std::int64_t(opts.max_iterations)}});
-  const std::int64_t k = sk.rows;
   const RowDistributedMatrix<col_t> B(b2, A.row_offset(), n, 1, comm);
 
   // 1.-2. W = S [A, b] over the ranks and its QR, replicated: the same W gives the same R,
