@@ -26,7 +26,7 @@
 #include <KokkosSketch_GaussianSketch.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Project.hpp>
-#include <impl/KokkosSketch_DistributedCountSketch_impl.hpp>
+#include <impl/KokkosSketch_DistributedExactTerms_impl.hpp>
 #include <impl/KokkosSketch_DistributedSketchCrs_impl.hpp>
 #include <impl/KokkosSketch_DistributedSketch_impl.hpp>
 
@@ -119,7 +119,7 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S,
   KokkosSketch::Impl::ScopedRegion region(
       KokkosSketch::Impl::distributed_region_name("Distributed::count_sketch", dopts));
   if (dopts.reduction == Reduction::reproducible &&
-      KokkosSketch::Impl::count_sketch_terms_fit(A.global_rows())) {
+      KokkosSketch::Impl::exact_terms_fit(A.global_rows())) {
     KokkosSketch::Impl::distributed_count_sketch_terms("Distributed::count_sketch", space, S, A,
                                                        Y, dopts, opts.check_finite);
     return;
@@ -253,8 +253,14 @@ void dense_project(const ExecSpace& space, const DenseOp& S, const RowDistribute
 /// \brief Y = S A for a very sparse random operator S (k x D, SparseOp) and a
 /// row-distributed A (D x b): the distributed sparse_project; every rank receives all of Y.
 ///
-/// As Distributed::dense_project; S's column blocks are SparseOp::submatrix (any column
-/// range is generated from its first segment, so no rank needs the columns before its own).
+/// With Reduction::reproducible (and D <= 2^30 rows) the sum is exact by terms, as
+/// Distributed::count_sketch's: every unscaled term +-A(j, c) is added as integer digits
+/// relative to a shared exponent of column c, each rank walking the pattern segments of its
+/// own columns of S from their first draw (no rank needs the columns before its own), and
+/// the rounded sums are multiplied by S.scale(); Y is the same bit for bit for every rank
+/// count, row split, transport and dopts.block_rows. Beyond 2^30 rows, and with
+/// Reduction::plain, as Distributed::dense_project (S's column blocks are
+/// SparseOp::submatrix).
 /// \tparam ExecSpace Kokkos execution space; A.local() and Y must be accessible from it.
 /// \param [in] space instance the work runs on; the call waits for it
 /// \param [in] S k x D operator, the same on every rank
@@ -273,6 +279,12 @@ void sparse_project(const ExecSpace& space, const SparseOp& S,
   KokkosSketch::Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   KokkosSketch::Impl::ScopedRegion region(
       KokkosSketch::Impl::distributed_region_name("Distributed::sparse_project", dopts));
+  if (dopts.reduction == Reduction::reproducible &&
+      KokkosSketch::Impl::exact_terms_fit(A.global_rows())) {
+    KokkosSketch::Impl::distributed_sparse_project_terms("Distributed::sparse_project", space,
+                                                         S, A, Y, dopts, opts.check_finite);
+    return;
+  }
   ProjectOptions inner = opts;
   inner.check_finite = false;
   KokkosSketch::Impl::distributed_sketch(

@@ -256,6 +256,60 @@ TYPED_TEST(DistributedSketch, CountSketchExactTermsRowMajor) {
   }
 }
 
+// The reproducible sparse projection sums exact terms too: with float entries that are
+// multiples of 2^-20, the reference is float(exact sum) times the scale, the exact sum taken
+// on the host over SparseOp::for_each_in_row (the operator's own sequential walk, not the
+// kernel's). S is a submatrix of a larger operator (row and column offsets) with short
+// segments (many per rank), unscaled and isometric.
+TYPED_TEST(DistributedSketch, SparseProjectExactTerms) {
+  using Space = TypeParam;
+  using a_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+  const std::int64_t n = 600, d = 4, k = 6;
+  std::vector<double> a(std::size_t(n * d));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a[i] = double(std::int64_t((i * 2246822519u) % 8000000u) - 4000000) * 0x1p-20;
+  const int P = world_size(), rank = world_rank();
+  for (const Scaling scaling : {Scaling::unscaled, Scaling::isometric}) {
+    const SparseOp S_full(SparseDist{k + 3, n + 50, 0.3, scaling, 16}, RNGState(14));
+    const SparseOp S = S_full.submatrix(2, 30, k, n);
+    std::vector<double> want(std::size_t(k * d), 0.0);
+    for (std::int64_t i = 0; i < k; ++i) {
+      std::vector<double> exact(std::size_t(d), 0.0);
+      S.for_each_in_row(i, [&](std::int64_t j, double sign) {
+        for (std::int64_t c = 0; c < d; ++c) exact[std::size_t(c)] += sign * a[std::size_t(j * d + c)];
+      });
+      for (std::int64_t c = 0; c < d; ++c) {
+        const float r = float(exact[std::size_t(c)]);
+        want[std::size_t(i * d + c)] =
+            double(S.scale() == 1.0 ? r : float(double(r) * S.scale()));
+      }
+    }
+    for (int split = 0; split < n_row_splits; ++split) {
+      const auto counts = row_split(split, n, P);
+      std::int64_t o = 0;
+      for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+      const std::int64_t m = counts[std::size_t(rank)];
+      a_t local("A_local", m, d);
+      auto h = Kokkos::create_mirror_view(local);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t c = 0; c < d; ++c) h(i, c) = float(a[std::size_t((o + i) * d + c)]);
+      Kokkos::deep_copy(local, h);
+      const Distributed::RowDistributedMatrix<a_t> A(local, o, n, d, MPI_COMM_WORLD);
+      for (const auto t : explicit_transports<Space>()) {
+        Distributed::DistributedOptions dopts;
+        dopts.transport = t;
+        Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space> Y("Y", k, d);
+        Distributed::sparse_project(Space(), S, A, Y, {}, dopts);
+        const auto got = to_host(Y);
+        for (std::size_t e = 0; e < want.size(); ++e)
+          EXPECT_EQ(got[e], want[e]) << "entry " << e << ", split " << split << ", "
+                                     << transport_name(t) << ", " << P << " ranks, scaling "
+                                     << int(scaling);
+      }
+    }
+  }
+}
+
 // A NaN in one row of the last rank: with the finite check every rank throws the same Error;
 // without it, only the entries of that row's bucket in the NaN's column are NaN, everywhere.
 TYPED_TEST(DistributedSketch, CountSketchNonFiniteTerm) {
