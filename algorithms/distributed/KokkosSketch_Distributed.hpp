@@ -13,6 +13,7 @@
 #endif
 
 #include <KokkosSketch_DistributedLeastSquares.hpp>
+#include <KokkosSketch_DistributedLeverageSampling.hpp>
 #include <KokkosSketch_DistributedLeverageScores.hpp>
 #include <KokkosSketch_DistributedMatrix.hpp>
 #include <KokkosSketch_DistributedOptions.hpp>
