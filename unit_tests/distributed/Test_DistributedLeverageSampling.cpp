@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -206,5 +207,50 @@ TEST(DistributedLeverageSampling, LeverageScoreSketch) {
       [&] { Distributed::leverage_score_sketch(Space(), A, state, rows, w_bad, SA); },
       "Distributed::leverage_score_sketch", "on rank " + std::to_string(P - 1)));
 }
+
+#ifdef __SIZEOF_INT128__
+// The 128- and 192-bit integer steps of the exact CDF against the compiler's 128-bit type.
+TEST(DistributedLeverageSampling, ExactCdfArithmetic) {
+  namespace KI = KokkosSketch::Impl;
+  using u128 = unsigned __int128;
+  auto to = [](const KI::U128& v) { return (u128(v.hi) << 64) | u128(v.lo); };
+  auto from = [](u128 v) {
+    KI::U128 r;
+    r.hi = std::uint64_t(v >> 64);
+    r.lo = std::uint64_t(v);
+    return r;
+  };
+  std::mt19937_64 g(12);
+  for (int t = 0; t < 2000; ++t) {
+    const std::uint64_t a = g(), b = g() >> (t % 64);
+    EXPECT_TRUE(to(KI::u128_mul64(a, b)) == u128(a) * u128(b));
+    const u128 x = (u128(g() >> 1) << 64) | g(), y = (u128(g() >> 2) << 64) | g();
+    EXPECT_TRUE(to(KI::u128_add(from(x), from(y))) == x + y);
+    EXPECT_TRUE(to(KI::u128_sub(from(x), from(y))) == x - y);
+    EXPECT_EQ(KI::u128_less(from(x), from(y)), x < y);
+    // ceil(k Total / 2^53) where k Total fits 128 bits, and for k = 1 and k = 2^53 with a
+    // Total of up to 127 bits.
+    const std::uint64_t k = (g() >> 11) + 1;
+    const u128 small = (u128(g() >> (54 + t % 10)) << 64) | g();  // < 2^74
+    const u128 prod = u128(k) * small;
+    const u128 want = (prod >> 53) + ((prod & ((u128(1) << 53) - 1)) != 0 ? 1 : 0);
+    EXPECT_TRUE(to(KI::exact_cdf_target(k, from(small))) == want);
+    const u128 big = (u128(g() >> 1) << 64) | g();
+    EXPECT_TRUE(to(KI::exact_cdf_target(std::uint64_t(1) << 53, from(big))) == big);
+    const u128 want1 = (big >> 53) + ((big & ((u128(1) << 53) - 1)) != 0 ? 1 : 0);
+    EXPECT_TRUE(to(KI::exact_cdf_target(1, from(big))) == want1);
+    // The digit split of a quantized score recombines exactly.
+    const std::uint64_t q = g();
+    EXPECT_TRUE(to(KI::exact_cdf_combine(KI::exact_cdf_digit(q, 0), KI::exact_cdf_digit(q, 1),
+                                         KI::exact_cdf_digit(q, 2))) == u128(q));
+  }
+  // Quantization: floor(s 2^(64 - E)), max s < 2^E.
+  EXPECT_EQ(KI::exact_cdf_quantize(1.0, 1), std::uint64_t(1) << 63);
+  EXPECT_EQ(KI::exact_cdf_quantize(std::nextafter(2.0, 0.0), 1), ~std::uint64_t(0) << 11);
+  EXPECT_EQ(KI::exact_cdf_quantize(std::ldexp(1.0, -64), 1), 0u);
+  EXPECT_EQ(KI::exact_cdf_quantize(std::ldexp(1.0, -63), 1), 1u);
+  EXPECT_EQ(KI::exact_cdf_quantize(1e-300, -996), std::uint64_t(std::ldexp(1e-300, 1060)));
+}
+#endif
 
 }  // namespace
