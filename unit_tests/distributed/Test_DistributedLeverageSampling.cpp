@@ -117,6 +117,40 @@ TEST(DistributedLeverageSampling, SameBitsAnySplit) { check_sampling(1.0); }
 // Scores whose sum overflows double (the single-process call rescales them).
 TEST(DistributedLeverageSampling, HugeScores) { check_sampling(1e306); }
 
+// The default execution space (the device in a CUDA build): the rows of the host call, the
+// weights and SA to rounding (kernels on another backend), on one split per rank count.
+TEST(DistributedLeverageSampling, DefaultExecutionSpace) {
+  using Dev = Kokkos::DefaultExecutionSpace;
+  using dmat_t = Kokkos::View<double**, Kokkos::LayoutLeft, Dev::memory_space>;
+  const int P = world_size(), rank = world_rank();
+  const std::vector<double> a = global_matrix(n, d, 77);
+  const std::vector<double> s = test_scores(1.0);
+  const RNGState state(5);
+  const auto counts = row_split(2, n, P);
+  std::int64_t o = 0;
+  for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+  const std::int64_t nr = counts[std::size_t(rank)];
+  const Sample want = distributed_sample(a, s, state, o, nr, MPI_COMM_WORLD);
+  const auto local = rows_view<double, Dev>(a, d, o, nr);
+  const Distributed::RowDistributedMatrix<dmat_t> A(local, o, n, d, MPI_COMM_WORLD);
+  Kokkos::View<double*, Dev::memory_space> sc("scores", nr);
+  Kokkos::deep_copy(sc, part(s, o, nr));
+  Kokkos::View<int*, Dev::memory_space> rows("rows", p);
+  Kokkos::View<double*, Dev::memory_space> w("w", p);
+  dmat_t SA("SA", p, d);
+  Distributed::leverage_sampling(Dev(), A, sc, state, rows, w, SA);
+  const auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rows);
+  const auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+  const auto hS = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), SA);
+  for (std::int64_t j = 0; j < p; ++j) {
+    EXPECT_EQ(std::int64_t(hr(j)), want.rows[std::size_t(j)]) << "draw " << j;
+    EXPECT_NEAR(hw(j), want.weights[std::size_t(j)], 1e-15 * want.weights[std::size_t(j)]);
+    for (std::int64_t c = 0; c < d; ++c)
+      EXPECT_NEAR(hS(j, c), want.SA[std::size_t(j * d + c)],
+                  1e-15 * std::abs(want.SA[std::size_t(j * d + c)]));
+  }
+}
+
 /// Builds this rank's part of the even split and runs `call(A, scores, rows, w, SA)`.
 template <class Call>
 void with_even_split(std::vector<double> s, std::int64_t pp, std::int64_t dd_sa, bool bad_last,
