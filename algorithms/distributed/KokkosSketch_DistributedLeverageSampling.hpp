@@ -227,6 +227,7 @@ RNGState leverage_sampling(const ExecSpace& space, const RowDistributedMatrix<AV
 
   // 6. Into the caller's Views (any layout, any integer type).
   KI::exact_cdf_copy_out(space, Rt, Wt, Yt, rows, weights, SA);
+  space.fence();  // the host buffers die with the call
   return RNGState(state.key, KI::offset_counter(state.counter, 0, 1));
 } catch (...) {
   KokkosSketch::Impl::rethrow_as_error("Distributed::leverage_sampling");
