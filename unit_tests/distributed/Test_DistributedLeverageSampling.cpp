@@ -4,8 +4,9 @@
 // one-rank call on MPI_COMM_SELF (so they do not depend on the rank count or the split);
 // the rows equal the single-process leverage_sampling's and the weights and SA agree with
 // it to 1e-12 relative (the rows could differ only where u * total falls within rounding of
-// a CDF boundary, about 1e-13 per draw here: over the 4 x 40 draws of a run, a false
-// failure has probability below 1e-10). Bad input on one rank makes every rank throw.
+// a CDF boundary: at most about n^2 2^-53 < 4e-13 per draw here, so over the 240 draws
+// compared a false failure has probability below 1e-10). Bad input on one rank makes every
+// rank throw.
 #include <KokkosSketch_Distributed.hpp>
 #include <KokkosSketch_DistributedTestUtils.hpp>
 #include <KokkosSketch_LeverageScores.hpp>
