@@ -146,7 +146,7 @@ RNGState leverage_sampling(const ExecSpace& space, const RowDistributedMatrix<AV
   });
   KI::agree(comm, f, outcome,
             {{"p (SA.extent(0))", p},
-             {"state.key", std::int64_t(state.key.k[0]) + (std::int64_t(state.key.k[1]) << 32)},
+             {"state.key", std::int64_t(KI::join64(state.key.k[0], state.key.k[1]))},
              {"state.counter (words 0, 1)",
               std::int64_t(KI::join64(state.counter.v[0], state.counter.v[1]))},
              {"state.counter (words 2, 3)",
