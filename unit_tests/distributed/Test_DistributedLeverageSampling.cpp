@@ -38,7 +38,8 @@ constexpr std::int64_t n = 60, d = 3, p = 40;
 std::vector<double> test_scores(double scale) {
   std::vector<double> s(std::size_t(n), 0.0);
   for (std::int64_t i = 0; i < n; ++i)
-    if (i % 5 != 0) s[std::size_t(i)] = scale * std::ldexp(1.0 + 0.013 * double(i), int(i % 9) - 4);
+    if (i % 5 != 0)
+      s[std::size_t(i)] = scale * std::ldexp(1.0 + 0.013 * double(i), int(i % 9) - 4);
   return s;
 }
 
@@ -204,8 +205,8 @@ TEST(DistributedLeverageSampling, LeverageScoreSketch) {
   idx_t rows_s("rows", pp);
   vec_t w_s("w", pp);
   mat_t SA_s("SA", pp, dd);
-  const RNGState next_s =
-      leverage_score_sketch(Space(), rows_view<double, Space>(a, dd, 0, nn), state, rows_s, w_s, SA_s);
+  const RNGState next_s = leverage_score_sketch(Space(), rows_view<double, Space>(a, dd, 0, nn),
+                                                state, rows_s, w_s, SA_s);
   Kokkos::fence();
   for (int split = 0; split < n_row_splits; ++split) {
     const auto counts = row_split(split, nn, P);
