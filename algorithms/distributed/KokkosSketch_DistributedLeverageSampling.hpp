@@ -56,7 +56,8 @@ namespace Distributed {
 /// prefix(i) >= u Total). That rank writes rows(j) = i (global), weights(j) =
 /// 1/sqrt(p pi_i) with pi_i = (s_i 2^-E) / (Total 2^-64) (Total as a double: the same on
 /// every rank) and SA(j, :) = weights(j) A(i, :); every other rank writes 0 and -0.0 (the
-/// additive identity of IEEE arithmetic: x + (-0.0) = x for every x, -0.0 included), and
+/// additive identity of IEEE arithmetic: x + (-0.0) = x for every x, -0.0 and subnormals
+/// included, in round-to-nearest without flush-to-zero), and
 /// MPI_Allreduce(SUM) of rows (int64), weights and SA combines them: each draw has exactly
 /// one owner, so every sum is exact and every rank receives the owner's bits.
 ///
