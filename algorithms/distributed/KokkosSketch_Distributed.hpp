@@ -12,6 +12,7 @@
 #error "KokkosSketch: the distributed layer (algorithms/distributed) needs MPI: configure KokkosSketch with -DKokkosSketch_ENABLE_MPI=ON"
 #endif
 
+#include <KokkosSketch_DistributedImplicitALS.hpp>
 #include <KokkosSketch_DistributedLeastSquares.hpp>
 #include <KokkosSketch_DistributedLeverageSampling.hpp>
 #include <KokkosSketch_DistributedLeverageScores.hpp>

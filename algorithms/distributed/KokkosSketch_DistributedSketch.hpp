@@ -26,6 +26,7 @@
 #include <KokkosSketch_GaussianSketch.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_Project.hpp>
+#include <impl/KokkosSketch_DistributedCountSketch_impl.hpp>
 #include <impl/KokkosSketch_DistributedSketchCrs_impl.hpp>
 #include <impl/KokkosSketch_DistributedSketch_impl.hpp>
 
@@ -91,9 +92,14 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
 /// \brief Y = S A for a CountSketch S (k x n) and a dense row-distributed A (n x d); every
 /// rank receives all of Y.
 ///
-/// Each block partial is KokkosSketch::count_sketch on S's column block; with
-/// Reduction::reproducible its deterministic mode is used whatever opts.deterministic says
-/// (a block's bits must not depend on thread scheduling). Collective over A.comm().
+/// With Reduction::reproducible (and n <= 2^30 rows) the sum is exact by terms: every term
+/// s(j) A(j, c) is added as integer digits relative to a shared exponent of column c
+/// (the largest of the column over all ranks), so Y is the same bit for bit for every rank
+/// count, row split, transport and dopts.block_rows, and within half an ulp plus
+/// m 2^-96 max_j |A(j, c)| of the exact sum (m the terms of the entry); opts.deterministic
+/// is not used. Beyond 2^30 rows, and with Reduction::plain, each rank (or fixed block)
+/// calls KokkosSketch::count_sketch (deterministic mode for the blocks of the reproducible
+/// reduction). Collective over A.comm().
 /// \tparam ExecSpace Kokkos execution space; A.local() and Y must be accessible from it.
 /// \param [in] space instance the work runs on; the call waits for it
 /// \param [in] S k x n CountSketch, the same on every rank
@@ -112,6 +118,12 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S,
   KokkosSketch::Impl::static_check_sketch_views<ExecSpace, AView, YView>();
   KokkosSketch::Impl::ScopedRegion region(
       KokkosSketch::Impl::distributed_region_name("Distributed::count_sketch", dopts));
+  if (dopts.reduction == Reduction::reproducible &&
+      KokkosSketch::Impl::count_sketch_terms_fit(A.global_rows())) {
+    KokkosSketch::Impl::distributed_count_sketch_terms("Distributed::count_sketch", space, S, A,
+                                                       Y, dopts, opts.check_finite);
+    return;
+  }
   CountSketchOptions inner = opts;
   inner.check_finite = false;
   if (dopts.reduction == Reduction::reproducible) inner.deterministic = true;

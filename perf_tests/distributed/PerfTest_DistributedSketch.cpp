@@ -6,7 +6,9 @@
 // with the reproducible reduction and with the plain MPI_Allreduce, so one run gives the
 // cost of reproducibility at this rank count:
 //   dist_gaussian_sketch/<reduction>  Y = S A, S k x n Gaussian, A float LayoutRight;
-//   dist_count_sketch/<reduction>     Y = S A, S k x n CountSketch, A float LayoutRight;
+//   dist_count_sketch/<reduction>     Y = S A, S k x n CountSketch, A float LayoutRight
+//                                     (plain: the single-process default, atomic or slab
+//                                     kernel; reproducible: exact terms);
 //   dist_sparse_project/<reduction>   Y = S A, S k x D very sparse (p = 1/sqrt(D)), A D x b;
 //   dist_reduce_only/<reduction>      the same CountSketch call with 1 row per rank's block
 //                                     work negligible: n = P rows, so the time is the layer's
@@ -28,7 +30,8 @@
 // the multi-GPU issue's: a Gaussian sketch of A 16.8M x 64 with k = 256, a CountSketch of the
 // same A with k = 4096, a sparse projection of D = 4.2M rows); KOKKOSSKETCH_BENCH_WEAK=1 makes
 // n the rows of each rank (weak scaling: the global problem grows with the ranks, names carry
-// /weak); KOKKOSSKETCH_BENCH_MIN_TIME and KOKKOSSKETCH_BENCH_REPETITIONS override seconds per
+// /weak); KOKKOSSKETCH_BENCH_NSCALE=x multiplies n of the three sketches (the size at which
+// a short kernel scales; names carry the n in use); KOKKOSSKETCH_BENCH_MIN_TIME and KOKKOSSKETCH_BENCH_REPETITIONS override seconds per
 // repetition and repetitions. Run one rank per GPU (e.g. each rank's CUDA_VISIBLE_DEVICES set
 // from its local rank).
 #include <KokkosSketch_Distributed.hpp>
@@ -163,6 +166,12 @@ void register_space() {
     cs = Size{16777216, 64, 4096};
     ps = Size{4194304, 32, 1024};
   }
+  const double nscale = env_or("KOKKOSSKETCH_BENCH_NSCALE", 1.0);
+  if (nscale != 1.0) {
+    gs.n = std::int64_t(double(gs.n) * nscale);
+    cs.n = std::int64_t(double(cs.n) * nscale);
+    ps.n = std::int64_t(double(ps.n) * nscale);
+  }
   const bool weak = env_or("KOKKOSSKETCH_BENCH_WEAK", 0.0) != 0.0;
   const std::string wk = weak ? "/weak" : "";
   if (weak) {
@@ -223,9 +232,8 @@ void register_space() {
         [=](benchmark::State& st) {
           auto& p = problem<Space>(cs.n, cs.d, cs.k);
           const CountSketchOp S(CountSketchDist{cs.k, cs.n}, RNGState(8));
-          CountSketchOptions co;
+          CountSketchOptions co;  // plain: the fastest kernel; reproducible: exact terms
           co.check_finite = false;
-          co.deterministic = true;
           run(st, cs.n, cs.d,
               [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro, tr)); });
         });
@@ -237,7 +245,6 @@ void register_space() {
           const CountSketchOp S(CountSketchDist{cs.k, rn}, RNGState(9));
           CountSketchOptions co;
           co.check_finite = false;
-          co.deterministic = true;
           run(st, rn, cs.d,
               [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro, tr)); });
         });

@@ -211,6 +211,84 @@ TYPED_TEST(DistributedSketch, ExactSumOfCancellingRows) {
   EXPECT_EQ(h[2], 1e300);
 }
 
+// The reproducible CountSketch sums exact terms (Impl::distributed_count_sketch_terms): with
+// float entries that are multiples of 2^-20 in (-4, 4), the exact sum of any bucket fits a
+// double, so float(sum in double) is the correctly rounded result, an independent reference.
+// A row-major float A (the other tests' A is LayoutLeft); every split, transport and
+// block_rows gives those bits.
+TYPED_TEST(DistributedSketch, CountSketchExactTermsRowMajor) {
+  using Space = TypeParam;
+  using a_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+  const std::int64_t n = 700, d = 5, k = 3;
+  std::vector<double> a(std::size_t(n * d));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a[i] = double(std::int64_t((i * 2654435761u) % 8000000u) - 4000000) * 0x1p-20;
+  const CountSketchOp S(CountSketchDist{k, n}, RNGState(12));
+  std::vector<double> exact(std::size_t(k * d), 0.0);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t c = 0; c < d; ++c)
+      exact[std::size_t(S.bucket(j) * d + c)] += S.sign(j) * a[std::size_t(j * d + c)];
+  const int P = world_size(), rank = world_rank();
+  for (int split = 0; split < n_row_splits; ++split) {
+    const auto counts = row_split(split, n, P);
+    std::int64_t o = 0;
+    for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+    const std::int64_t m = counts[std::size_t(rank)];
+    a_t local("A_local", m, d);
+    auto h = Kokkos::create_mirror_view(local);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t c = 0; c < d; ++c) h(i, c) = float(a[std::size_t((o + i) * d + c)]);
+    Kokkos::deep_copy(local, h);
+    const Distributed::RowDistributedMatrix<a_t> A(local, o, n, d, MPI_COMM_WORLD);
+    for (const std::int64_t B : {std::int64_t(1), std::int64_t(64)})
+      for (const auto t : explicit_transports<Space>()) {
+        Distributed::DistributedOptions dopts;
+        dopts.block_rows = B;
+        dopts.transport = t;
+        Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space> Y("Y", k, d);
+        Distributed::count_sketch(Space(), S, A, Y, {}, dopts);
+        const auto got = to_host(Y);
+        for (std::size_t e = 0; e < exact.size(); ++e)
+          EXPECT_EQ(got[e], double(float(exact[e])))
+              << "entry " << e << ", split " << split << ", B = " << B << ", "
+              << transport_name(t) << ", " << P << " ranks";
+      }
+  }
+}
+
+// A NaN in one row of the last rank: with the finite check every rank throws the same Error;
+// without it, only the entries of that row's bucket in the NaN's column are NaN, everywhere.
+TYPED_TEST(DistributedSketch, CountSketchNonFiniteTerm) {
+  using Space = TypeParam;
+  const std::int64_t n = 90, d = 3, k = 4;
+  std::vector<double> a = global_matrix(n, d, 17);
+  a[std::size_t((n - 2) * d + 2)] = std::numeric_limits<double>::infinity();
+  const int P = world_size(), rank = world_rank();
+  const auto counts = row_split(1, n, P);
+  std::int64_t o = 0;
+  for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+  const auto local = rows_view<double, Space>(a, d, o, counts[std::size_t(rank)]);
+  const Distributed::RowDistributedMatrix<decltype(local)> A(local, o, n, d, MPI_COMM_WORLD);
+  const CountSketchOp S(CountSketchDist{k, n}, RNGState(13));
+  Kokkos::View<double**, typename Space::memory_space> Y("Y", k, d);
+  for (const auto t : explicit_transports<Space>()) {
+    Distributed::DistributedOptions dopts;
+    dopts.transport = t;
+    EXPECT_TRUE(throws_everywhere([&] { Distributed::count_sketch(Space(), S, A, Y, {}, dopts); },
+                                  "Distributed::count_sketch", "NaN or Inf"))
+        << transport_name(t);
+    CountSketchOptions unchecked;
+    unchecked.check_finite = false;
+    Distributed::count_sketch(Space(), S, A, Y, unchecked, dopts);
+    const auto h = to_host(Y);  // row-major k x d
+    const std::int64_t b = S.bucket(n - 2);
+    for (std::int64_t i = 0; i < k; ++i)
+      for (std::int64_t c = 0; c < d; ++c)
+        EXPECT_EQ(std::isnan(h[std::size_t(i * d + c)]), i == b && c == 2)
+            << "entry (" << i << ", " << c << "), " << transport_name(t);
+  }
+}
+
 // Bad input stays collective whatever the transport: a NaN in the last rank's rows makes
 // every rank throw the same Error with the reproducible reduction through host MPI and (on
 // CUDA with NCCL) through NCCL, where the NaN's exponent mark wins the device-side MAX.

@@ -153,6 +153,34 @@ struct ALSPlanAccess {
     als_resegment(plan.m_space, plan.m_users, chunk, bucket);
     als_resegment(plan.m_space, plan.m_items, chunk, bucket);
   }
+  /// One half-iteration of `plan`'s kernels on an external CSR: YtY = Y_full^T Y_full by the
+  /// plan's GEMM, then the plan's solve (per-row or GEMM dense term, as its options pick) of
+  /// the rows of `g`, row r replacing factor row r of `X_rows`; the columns of `g` index
+  /// Y_full. The same code as the plan's own iterations (run_iterations), so a half-iteration
+  /// split into row blocks gives the rows of the whole one: Distributed::ImplicitALS runs its
+  /// halves through it.
+  template <class Plan, class Graph, class FView>
+  static void half_step(Plan& plan, const Graph& g, const FView& X_rows, const FView& Y_full) {
+    plan.reset_workspaces();  // YtY allocated (a plan without a fit has none yet)
+    plan.gram(Y_full, plan.m_gram);
+    plan.solve(g, typename Plan::ids_t(), X_rows, Y_full);
+  }
+  /// The tasks of the lockstep backend kernels for an external CSR `g`, when `plan` runs
+  /// them (ImplicitALS::segment; nothing otherwise). Waits.
+  template <class Plan, class Graph>
+  static void prepare_graph(Plan& plan, Graph& g) {
+    plan.segment(g);
+  }
+  /// The Gram matrix F^T F (k x k, float) by `plan`'s GEMM (as in its iterations and its
+  /// loss), in the plan's YtY workspace (`second` false) or its XtX one (true); the next
+  /// half_step overwrites YtY.
+  template <class Plan, class FView>
+  static auto gram(Plan& plan, const FView& F, bool second) {
+    plan.reset_workspaces();
+    auto G = second ? plan.m_gram2 : plan.m_gram;
+    plan.gram(F, G);
+    return G;
+  }
   /// The problem of the users' half-iteration of `plan` (after a fit): YtY formed from the
   /// current item factors, X the plan's user factors (tests point it elsewhere).
   template <class Plan>

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+/// \file KokkosSketch_DistributedCountSketch_impl.hpp
+/// \brief Impl::distributed_count_sketch_terms: the reproducible CountSketch of a
+/// row-distributed dense A by exact terms. Each term s(j) A(j, c) is added as integer digits
+/// relative to a shared exponent of its column, by integer atomics (exact in any order), so
+/// no fixed row blocks, no block partials and no rows sent between ranks are needed
+/// (docs/distributed/distributed.md, "CountSketch: exact terms").
+#ifndef KOKKOSSKETCH_DISTRIBUTEDCOUNTSKETCH_IMPL_HPP
+#define KOKKOSSKETCH_DISTRIBUTEDCOUNTSKETCH_IMPL_HPP
+
+#include <KokkosSketch_Config.hpp>
+#ifndef KOKKOSSKETCH_ENABLE_MPI
+#error "KokkosSketch: the distributed layer (algorithms/distributed) needs MPI: configure KokkosSketch with -DKokkosSketch_ENABLE_MPI=ON"
+#endif
+
+#include <KokkosSketch_Checks.hpp>
+#include <KokkosSketch_CountSketchOp.hpp>
+#include <KokkosSketch_DistributedMatrix.hpp>
+#include <KokkosSketch_DistributedOptions.hpp>
+#include <KokkosSketch_Error.hpp>
+#include <impl/KokkosSketch_DistributedComm_impl.hpp>
+#include <impl/KokkosSketch_DistributedNccl_impl.hpp>
+#include <impl/KokkosSketch_DistributedSketch_impl.hpp>
+#include <impl/KokkosSketch_ReproducibleSum_impl.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+namespace KokkosSketch {
+namespace Impl {
+
+/// Rows of A per thread in the column-exponent pass (one atomic max per thread).
+constexpr std::int64_t count_sketch_terms_chunk = 1024;
+
+/// \brief The term-exact reduction applies where every entry of Y receives at most
+/// repro_max_terms terms (a bucket holds at most n rows).
+/// \param [in] n global rows of A
+/// \return whether Impl::distributed_count_sketch_terms can sum n terms per entry exactly
+inline bool count_sketch_terms_fit(std::int64_t n) { return n <= repro_max_terms; }
+
+/// \brief Ec(c) = max over the local rows j of repro_exponent(A(j, c)), over finite nonzero
+/// entries only (repro_zero_exponent where there is none); Ec must hold repro_zero_exponent
+/// on entry. One thread per (chunk of count_sketch_terms_chunk rows, column), one integer
+/// atomic max per thread; the order of the maxima does not matter.
+template <class ExecSpace, class AView, class EView>
+void column_exponents(const ExecSpace& space, const AView& A, const EView& Ec, std::int64_t nr,
+                      std::int64_t d) {
+  if (nr == 0) return;
+  const std::int64_t R = count_sketch_terms_chunk, chunks = (nr + R - 1) / R;
+  // Row-major A: neighbouring threads take neighbouring columns of the same rows.
+  const bool row_major = d == 1 || A.stride(1) == 1;
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::column_exponents",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, chunks * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t chunk = row_major ? t / d : t % chunks;
+        const std::int64_t c = row_major ? t % d : t / chunks;
+        const std::int64_t j1 = (chunk + 1) * R < nr ? (chunk + 1) * R : nr;
+        int e = repro_zero_exponent;
+        for (std::int64_t j = chunk * R; j < j1; ++j) {
+          const int ej = repro_exponent(double(A(j, c)));
+          if (ej != repro_nonfinite_exponent && ej > e) e = ej;
+        }
+        if (e != repro_zero_exponent) Kokkos::atomic_fetch_max(&Ec(c), e);
+      });
+}
+
+/// \brief H(j) = 2 h(o + j) + [s(o + j) = -1]: the bucket and sign of each local row, one
+/// Philox call per row (the digit pass reads them d times).
+template <class ExecSpace, class HView>
+void count_sketch_draws(const ExecSpace& space, const CountSketchOp& S, const HView& H,
+                        std::int64_t o, std::int64_t nr) {
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::count_sketch_draws",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, nr),
+      KOKKOS_LAMBDA(const std::int64_t j) {
+        const CountSketchOp::Draw w = S.draw(o + j);
+        H(j) = 2 * w.bucket + (w.negative ? 1 : 0);
+      });
+}
+
+/// \brief The digits of every term s(j) A(j, c) relative to the shared column exponent
+/// Ec(c), added into Dg(h(j), c, :) by integer atomics (two's complement additions of 64-bit
+/// words: exact, in any order); a NaN or Inf term marks its entry's exponent Ex(h(j), c)
+/// (repro_nonfinite_exponent wins the later MAX over the ranks: the entry is NaN).
+template <class ExecSpace, class AView, class HView, class CView, class EView, class DView>
+void count_sketch_term_digits(const ExecSpace& space, const AView& A, const HView& H,
+                              const CView& Ec, const EView& Ex, const DView& Dg,
+                              std::int64_t nr, std::int64_t d) {
+  if (nr == 0) return;
+  const bool row_major = d == 1 || A.stride(1) == 1;
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::count_sketch_term_digits",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, nr * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t j = row_major ? t / d : t % nr;
+        const std::int64_t c = row_major ? t % d : t / nr;
+        double x = double(A(j, c));
+        if (x == 0) return;
+        const std::int64_t h = H(j), b = h >> 1;
+        if (h & 1) x = -x;
+        if (repro_exponent(x) == repro_nonfinite_exponent) {
+          Kokkos::atomic_fetch_max(&Ex(b, c), repro_nonfinite_exponent);
+          return;
+        }
+        std::int64_t acc[3] = {0, 0, 0};
+        repro_add_digits(x, Ec(c), acc);  // |x| < 2^Ec(c): Ec is the max over the ranks
+        for (int q = 0; q < repro_digits; ++q)
+          if (acc[q] != 0)
+            Kokkos::atomic_add(reinterpret_cast<unsigned long long*>(&Dg(b, c, q)),
+                               static_cast<unsigned long long>(acc[q]));
+      });
+}
+
+/// \brief Ex(i, c) = Ec(c) for every bucket i, and Dg = 0.
+template <class ExecSpace, class CView, class EView, class DView>
+void count_sketch_terms_init(const ExecSpace& space, const CView& Ec, const EView& Ex,
+                             const DView& Dg, std::int64_t k, std::int64_t d) {
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::count_sketch_terms_init",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * d),
+      KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / d, c = t % d;
+        Ex(i, c) = Ec(c);
+        for (int q = 0; q < repro_digits; ++q) Dg(i, c, q) = 0;
+      });
+}
+
+/// \brief Y = S A for a CountSketch S and a row-distributed dense A, reproducible by exact
+/// terms: the same bits for every rank count, row split, transport and block_rows.
+///
+/// Steps (every local failure agreed on before the next communication, so every rank throws
+/// the same Error and none is left waiting):
+/// 1. the arguments agreed (agree_on_arguments); the local draws H and the column exponents
+///    of the local rows (finite entries);
+/// 2. the column exponents maxed over the ranks (d int32);
+/// 3. every local term's digits added by integer atomics into the k x d x 3 digit sums of
+///    its entry (relative to its column's exponent; NaN/Inf terms mark their entry);
+/// 4. the exponents maxed (k d int32: the NaN marks) and the digits summed (3 k d int64) over
+///    the ranks, then one rounding per entry (repro_digits_to_value);
+/// 5. finish_distributed (copy into Y, finite check, fence).
+/// Transport as reproducible_reduce's: NCCL on the instance's stream (no host copy), or host
+/// mirrors and MPI_Allreduce. Requires count_sketch_terms_fit(n).
+template <class ExecSpace, class AView, class YView>
+void distributed_count_sketch_terms(const char* f, const ExecSpace& space,
+                                    const CountSketchOp& S,
+                                    const Distributed::RowDistributedMatrix<AView>& A,
+                                    const YView& Y, const Distributed::DistributedOptions& dopts,
+                                    bool check_finite) {
+  using y_value = typename YView::non_const_value_type;
+  using mem = typename ExecSpace::memory_space;
+  using y_buffer = Kokkos::View<y_value**, Kokkos::LayoutRight, mem>;
+  using c_view = Kokkos::View<int*, mem>;
+  using e_view = Kokkos::View<int**, Kokkos::LayoutRight, mem>;
+  // Digit-major planes (digit, bucket, column): a warp's atomics on one digit of one row of
+  // buckets touch consecutive words.
+  using d_view = Kokkos::View<std::int64_t***, Kokkos::LayoutStride, mem>;
+  using h_view = Kokkos::View<std::int64_t*, mem>;
+  const MPI_Comm comm = A.comm();
+  const std::int64_t n = A.global_rows(), d = A.global_cols();
+  const std::int64_t o = A.row_offset(), nr = A.local_rows();
+
+  agree_on_arguments(f, comm, S, n, d, Y, dopts,
+                     [&] { check_no_alias(f, "Y", Y, "A.local()", A.local()); });
+  const std::int64_t k = S.rows();
+
+  y_buffer result;
+  typename y_buffer::HostMirror h_result;
+  c_view Ec;
+  e_view Ex;
+  d_view Dg;
+  h_view H;
+  typename c_view::HostMirror h_Ec;
+  typename e_view::HostMirror h_Ex;
+  typename d_view::HostMirror h_Dg;
+  bool nccl = false;
+  LocalOutcome outcome = run_local(f, [&] {
+    nccl = use_nccl<ExecSpace>(f, dopts.transport);
+    if (nccl) nccl_prepare(f, space, comm);
+    const auto alloc = [&](const std::string& label) {
+      return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label);
+    };
+    result = y_buffer(alloc("KokkosSketch::Distributed::result"), std::size_t(k), std::size_t(d));
+    Ec = c_view(alloc("KokkosSketch::Distributed::column_exponents"), std::size_t(d));
+    Ex = e_view(alloc("KokkosSketch::Distributed::exponents"), std::size_t(k), std::size_t(d));
+    const Kokkos::LayoutStride planes{std::size_t(k), std::size_t(d), std::size_t(d), 1,
+                                      std::size_t(repro_digits), std::size_t(k * d)};
+    Dg = d_view(alloc("KokkosSketch::Distributed::digits"), planes);
+    H = h_view(alloc("KokkosSketch::Distributed::draws"), std::size_t(nr));
+    if (!nccl) {
+      h_result = Kokkos::create_mirror_view(result);
+      h_Ec = Kokkos::create_mirror_view(Ec);
+      h_Ex = Kokkos::create_mirror_view(Ex);
+      h_Dg = Kokkos::create_mirror_view(Dg);
+    }
+    Kokkos::deep_copy(space, Ec, repro_zero_exponent);
+    if (nr > 0) count_sketch_draws(space, S, H, o, nr);
+    column_exponents(space, A.local(), Ec, nr, d);
+    if (!nccl) {
+      Kokkos::deep_copy(space, h_Ec, Ec);
+      space.fence();  // MPI reads h_Ec
+    }
+  });
+  agree(comm, f, outcome);
+
+  if (nccl) {
+    // All on the instance's stream: column exponents (MAX), the digits of the local terms,
+    // exponents with the NaN marks (MAX) and digits (SUM) over the ranks, one rounding.
+    nccl_allreduce_in_place(f, space, comm, Ec.data(), std::size_t(d), NcclOp::max);
+    outcome = run_local(f, [&] {
+      count_sketch_terms_init(space, Ec, Ex, Dg, k, d);
+      count_sketch_term_digits(space, A.local(), H, Ec, Ex, Dg, nr, d);
+    });
+    agree(comm, f, outcome);
+    nccl_allreduce_in_place(f, space, comm, Ex.data(), std::size_t(k * d), NcclOp::max);
+    nccl_allreduce_in_place(f, space, comm, Dg.data(), std::size_t(k * d * repro_digits),
+                            NcclOp::sum);
+    const LocalOutcome rounding =
+        run_local(f, [&] { digits_to_values(space, result, Ex, Dg, k, d); });
+    finish_distributed(f, space, comm, result, h_result, Y, check_finite, true, rounding);
+    return;
+  }
+  mpi_allreduce_in_place(f, h_Ec.data(), d, MPI_MAX, comm);
+  outcome = run_local(f, [&] {
+    Kokkos::deep_copy(space, Ec, h_Ec);
+    count_sketch_terms_init(space, Ec, Ex, Dg, k, d);
+    count_sketch_term_digits(space, A.local(), H, Ec, Ex, Dg, nr, d);
+    Kokkos::deep_copy(space, h_Ex, Ex);
+    Kokkos::deep_copy(space, h_Dg, Dg);
+    space.fence();  // MPI reads h_Ex and h_Dg
+  });
+  agree(comm, f, outcome);
+  mpi_allreduce_in_place(f, h_Ex.data(), k * d, MPI_MAX, comm);
+  mpi_allreduce_in_place(f, h_Dg.data(), k * d * repro_digits, MPI_SUM, comm);
+  for (std::int64_t i = 0; i < k; ++i)
+    for (std::int64_t j = 0; j < d; ++j) {
+      const std::int64_t D[3] = {h_Dg(i, j, 0), h_Dg(i, j, 1), h_Dg(i, j, 2)};
+      h_result(i, j) = repro_digits_to_value<y_value>(D, h_Ex(i, j));
+    }
+  finish_distributed(f, space, comm, result, h_result, Y, check_finite);
+}
+
+}  // namespace Impl
+}  // namespace KokkosSketch
+
+#endif
