@@ -14,6 +14,7 @@
 
 #include <KokkosSketch_DistributedImplicitALS.hpp>
 #include <KokkosSketch_DistributedLeastSquares.hpp>
+#include <KokkosSketch_DistributedLeverageSampling.hpp>
 #include <KokkosSketch_DistributedLeverageScores.hpp>
 #include <KokkosSketch_DistributedMatrix.hpp>
 #include <KokkosSketch_DistributedOptions.hpp>
