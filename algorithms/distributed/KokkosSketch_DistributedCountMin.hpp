@@ -27,7 +27,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -57,6 +56,24 @@ KOKKOS_INLINE_FUNCTION void cms_split_digits(C v, std::int64_t& hi, std::int64_t
   }
 }
 
+/// The largest value of the integer type C (std::numeric_limits is host-only in CUDA).
+template <class C>
+KOKKOS_INLINE_FUNCTION C cms_int_max() {
+  using U = std::make_unsigned_t<C>;
+  if constexpr (std::is_signed<C>::value)
+    return C(U(~U(0)) >> 1);
+  else
+    return C(~U(0));
+}
+/// The smallest value of the integer type C.
+template <class C>
+KOKKOS_INLINE_FUNCTION C cms_int_min() {
+  if constexpr (std::is_signed<C>::value)
+    return C(-cms_int_max<C>() - 1);
+  else
+    return C(0);
+}
+
 /// \brief Normalizes digit sums (hi, lo) to lo in [0, 2^32) (the value unchanged) and says
 /// whether the value hi 2^32 + lo lies in the range of C; when it does, `out` is that value.
 template <class C>
@@ -65,8 +82,8 @@ KOKKOS_INLINE_FUNCTION bool cms_join_digits(std::int64_t hi, std::int64_t lo, C&
   lo -= c * (std::int64_t(1) << 32);
   hi += c;
   std::int64_t max_hi, max_lo, min_hi, min_lo;
-  cms_split_digits<C>(std::numeric_limits<C>::max(), max_hi, max_lo);
-  cms_split_digits<C>(std::numeric_limits<C>::min(), min_hi, min_lo);
+  cms_split_digits<C>(cms_int_max<C>(), max_hi, max_lo);
+  cms_split_digits<C>(cms_int_min<C>(), min_hi, min_lo);
   if (hi > max_hi || (hi == max_hi && lo > max_lo)) return false;
   if (hi < min_hi || (hi == min_hi && lo < min_lo)) return false;
   const std::uint64_t bits = (std::uint64_t(hi) << 32) | std::uint64_t(lo);

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -263,6 +264,43 @@ TYPED_TEST(DistributedCountMin, FloatReproducible) {
         EXPECT_NEAR(got[c], single[c], 1e-5 * (1.0 + std::abs(single[c]))) << "counter " << c;
       expect_not_below_truth(space, local, false);
     }
+}
+
+/// The digits of the overflow check for counter type C: extremes round-trip, one past them
+/// is refused, sums of P copies of v are joined exactly.
+template <class C>
+void check_digits() {
+  using KokkosSketch::Impl::cms_join_digits;
+  using KokkosSketch::Impl::cms_split_digits;
+  const C lo = std::numeric_limits<C>::min(), hi = std::numeric_limits<C>::max();
+  for (const C v : {lo, C(lo + 1), C(0), C(1), C(hi - 1), hi}) {
+    std::int64_t h = 0, l = 0;
+    cms_split_digits<C>(v, h, l);
+    EXPECT_TRUE(l >= 0 && l < (std::int64_t(1) << 32));
+    C back = C(0);
+    EXPECT_TRUE(cms_join_digits<C>(h, l, back));
+    EXPECT_EQ(back, v);
+    // v + v: in range iff it does not overflow; 4 v + 4 (1 + ...): the carries of lo.
+    C twice = C(0);
+    const bool fits = std::is_signed<C>::value
+                          ? (v >= 0 ? v <= hi - v : v >= lo - v)
+                          : v <= C(hi - v);
+    EXPECT_EQ(cms_join_digits<C>(2 * h, 2 * l, twice), fits) << +v;
+    if (fits) EXPECT_EQ(twice, C(v + v));
+  }
+  std::int64_t h = 0, l = 0;
+  cms_split_digits<C>(hi, h, l);
+  C out = C(0);
+  EXPECT_FALSE(cms_join_digits<C>(h, l + 1, out));  // hi + 1
+  cms_split_digits<C>(lo, h, l);
+  EXPECT_FALSE(cms_join_digits<C>(h, l - 1, out));  // lo - 1
+}
+
+TEST(DistributedCountMinDigits, EveryIntegerCounterType) {
+  check_digits<std::int32_t>();
+  check_digits<std::uint32_t>();
+  check_digits<std::int64_t>();
+  check_digits<std::uint64_t>();
 }
 
 // Mismatches and bad options: the same Error on every rank, naming Distributed::merge.
