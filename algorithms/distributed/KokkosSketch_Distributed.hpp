@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Distributed.hpp
-/// \brief The distributed layer (MPI) in one include: row-distributed matrices and the
-/// algorithms on them (namespace KokkosSketch::Distributed, docs/distributed/distributed.md). Only
-/// in a build configured with -DKokkosSketch_ENABLE_MPI=ON; the umbrella KokkosSketch.hpp
-/// includes it there.
+/// \brief The distributed layer (MPI) in one include: row-distributed matrices, the
+/// algorithms on them and the count-min merge (namespace KokkosSketch::Distributed,
+/// docs/distributed/distributed.md). Only in a build configured with
+/// -DKokkosSketch_ENABLE_MPI=ON; the umbrella KokkosSketch.hpp includes it there.
 #ifndef KOKKOSSKETCH_DISTRIBUTED_HPP
 #define KOKKOSSKETCH_DISTRIBUTED_HPP
 
@@ -12,6 +12,7 @@
 #error "KokkosSketch: the distributed layer (algorithms/distributed) needs MPI: configure KokkosSketch with -DKokkosSketch_ENABLE_MPI=ON"
 #endif
 
+#include <KokkosSketch_DistributedCountMin.hpp>
 #include <KokkosSketch_DistributedImplicitALS.hpp>
 #include <KokkosSketch_DistributedLeastSquares.hpp>
 #include <KokkosSketch_DistributedLeverageSampling.hpp>

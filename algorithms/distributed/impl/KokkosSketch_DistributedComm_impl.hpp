@@ -55,6 +55,10 @@ template <>
 inline MPI_Datatype mpi_type<int>() { return MPI_INT; }
 template <>
 inline MPI_Datatype mpi_type<std::int64_t>() { return MPI_INT64_T; }
+template <>
+inline MPI_Datatype mpi_type<std::uint32_t>() { return MPI_UINT32_T; }
+template <>
+inline MPI_Datatype mpi_type<std::uint64_t>() { return MPI_UINT64_T; }
 
 /// MPI_Allreduce in place over a host buffer of any length (chunks of at most 2^30 elements:
 /// MPI counts are int).

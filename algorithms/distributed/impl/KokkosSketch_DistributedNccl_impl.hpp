@@ -151,6 +151,10 @@ template <>
 inline ncclDataType_t nccl_type<int>() { return ncclInt32; }
 template <>
 inline ncclDataType_t nccl_type<std::int64_t>() { return ncclInt64; }
+template <>
+inline ncclDataType_t nccl_type<std::uint32_t>() { return ncclUint32; }
+template <>
+inline ncclDataType_t nccl_type<std::uint64_t>() { return ncclUint64; }
 #endif
 
 /// The reduction operations of nccl_allreduce_in_place.
@@ -172,8 +176,8 @@ void nccl_prepare(const char* f, const ExecSpace& space, MPI_Comm comm) {
   (void)f, (void)space, (void)comm;
 }
 
-/// \brief Reduces `count` values at `data` (device memory of `space`: float, double, int or
-/// std::int64_t) over the ranks of `comm` in place with `op`, by ncclAllReduce on the
+/// \brief Reduces `count` values at `data` (device memory of `space`: float, double, int,
+/// std::int64_t, std::uint32_t or std::uint64_t) over the ranks of `comm` in place with `op`, by ncclAllReduce on the
 /// instance's stream (asynchronous: no fence, no host copy). Collective; only where
 /// nccl_capable_v<ExecSpace> (use_nccl() said so), after nccl_prepare() on every rank and an
 /// agreement on its outcome.
