@@ -88,11 +88,12 @@ inline std::vector<double> global_matrix(std::int64_t n, std::int64_t d, unsigne
   return a;
 }
 
-/// Rows [r0, r0 + m) of a row-major n x d array as a View of Space's memory (LayoutLeft).
-template <class Scalar, class Space>
-Kokkos::View<Scalar**, Kokkos::LayoutLeft, typename Space::memory_space> rows_view(
+/// Rows [r0, r0 + m) of a row-major n x d array as a View of Space's memory (LayoutLeft
+/// unless Layout says otherwise).
+template <class Scalar, class Space, class Layout = Kokkos::LayoutLeft>
+Kokkos::View<Scalar**, Layout, typename Space::memory_space> rows_view(
     const std::vector<double>& a, std::int64_t d, std::int64_t r0, std::int64_t m) {
-  Kokkos::View<Scalar**, Kokkos::LayoutLeft, typename Space::memory_space> v("A_local", m, d);
+  Kokkos::View<Scalar**, Layout, typename Space::memory_space> v("A_local", m, d);
   auto h = Kokkos::create_mirror_view(v);
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < d; ++j) h(i, j) = Scalar(a[std::size_t((r0 + i) * d + j)]);

@@ -234,11 +234,7 @@ TYPED_TEST(DistributedSketch, CountSketchExactTermsRowMajor) {
     std::int64_t o = 0;
     for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
     const std::int64_t m = counts[std::size_t(rank)];
-    a_t local("A_local", m, d);
-    auto h = Kokkos::create_mirror_view(local);
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t c = 0; c < d; ++c) h(i, c) = float(a[std::size_t((o + i) * d + c)]);
-    Kokkos::deep_copy(local, h);
+    const a_t local = rows_view<float, Space, Kokkos::LayoutRight>(a, d, o, m);
     const Distributed::RowDistributedMatrix<a_t> A(local, o, n, d, MPI_COMM_WORLD);
     for (const std::int64_t B : {std::int64_t(1), std::int64_t(64)})
       for (const auto t : explicit_transports<Space>()) {
@@ -289,11 +285,7 @@ TYPED_TEST(DistributedSketch, SparseProjectExactTerms) {
       std::int64_t o = 0;
       for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
       const std::int64_t m = counts[std::size_t(rank)];
-      a_t local("A_local", m, d);
-      auto h = Kokkos::create_mirror_view(local);
-      for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t c = 0; c < d; ++c) h(i, c) = float(a[std::size_t((o + i) * d + c)]);
-      Kokkos::deep_copy(local, h);
+      const a_t local = rows_view<float, Space, Kokkos::LayoutRight>(a, d, o, m);
       const Distributed::RowDistributedMatrix<a_t> A(local, o, n, d, MPI_COMM_WORLD);
       for (const auto t : explicit_transports<Space>()) {
         Distributed::DistributedOptions dopts;
