@@ -229,29 +229,6 @@ void sparse_project_term_digits(const ExecSpace& space, const SparseOp& S, const
       });
 }
 
-/// The entry's value: the digit sums rounded once to Scalar, then times `scale` (a second
-/// rounding unless scale is 1); the same expression on the host and in kernels.
-template <class Scalar>
-KOKKOS_INLINE_FUNCTION Scalar exact_terms_value(const std::int64_t D[3], int E, double scale) {
-  const Scalar r = repro_digits_to_value<Scalar>(D, E);
-  return scale == 1.0 ? r : Scalar(double(r) * scale);
-}
-
-/// R(i, j) = exact_terms_value(Dg(i, j, :), Ex(i, j), scale).
-template <class ExecSpace, class RView, class EView, class DView>
-void exact_terms_values(const ExecSpace& space, const RView& R, const EView& Ex,
-                        const DView& Dg, std::int64_t k, std::int64_t d, double scale) {
-  using r_value = typename RView::non_const_value_type;
-  Kokkos::parallel_for(
-      "KokkosSketch::Distributed::exact_terms_round",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * d),
-      KOKKOS_LAMBDA(const std::int64_t t) {
-        const std::int64_t i = t / d, j = t % d;
-        const std::int64_t D[3] = {Dg(i, j, 0), Dg(i, j, 1), Dg(i, j, 2)};
-        R(i, j) = exact_terms_value<r_value>(D, Ex(i, j), scale);
-      });
-}
-
 /// \brief Y = S A for an operator S with entries +-scale and a row-distributed dense A,
 /// reproducible by exact terms: the same bits for every rank count, row split, transport
 /// and block_rows.
@@ -265,7 +242,7 @@ void exact_terms_values(const ExecSpace& space, const RView& R, const EView& Ex,
 ///    k x d x 3 digit sums of its entry (relative to its column's exponent; NaN/Inf terms
 ///    mark their entry);
 /// 4. the exponents maxed (k d int32: the NaN marks) and the digits summed (3 k d int64) over
-///    the ranks, then one rounding per entry (exact_terms_value);
+///    the ranks, then one rounding per entry (scaled_digits_value);
 /// 5. finish_distributed (copy into Y, finite check, fence).
 /// Transport as reproducible_reduce's: NCCL on the instance's stream (no host copy), or host
 /// mirrors and MPI_Allreduce. Requires exact_terms_fit(n).
@@ -339,7 +316,7 @@ void distributed_exact_terms(const char* f, const ExecSpace& space, const Op& S,
     nccl_allreduce_in_place(f, space, comm, Dg.data(), std::size_t(k * d * repro_digits),
                             NcclOp::sum);
     const LocalOutcome rounding =
-        run_local(f, [&] { exact_terms_values(space, result, Ex, Dg, k, d, scale); });
+        run_local(f, [&] { digits_to_values(space, result, Ex, Dg, k, d, scale); });
     finish_distributed(f, space, comm, result, h_result, Y, check_finite, true, rounding);
     return;
   }
@@ -358,7 +335,7 @@ void distributed_exact_terms(const char* f, const ExecSpace& space, const Op& S,
   for (std::int64_t i = 0; i < k; ++i)
     for (std::int64_t j = 0; j < d; ++j) {
       const std::int64_t D[3] = {h_Dg(i, j, 0), h_Dg(i, j, 1), h_Dg(i, j, 2)};
-      h_result(i, j) = exact_terms_value<y_value>(D, h_Ex(i, j), scale);
+      h_result(i, j) = scaled_digits_value<y_value>(D, h_Ex(i, j), scale);
     }
   finish_distributed(f, space, comm, result, h_result, Y, check_finite);
 }

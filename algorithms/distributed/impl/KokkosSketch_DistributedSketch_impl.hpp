@@ -153,11 +153,22 @@ void agree_on_arguments(const char* f, MPI_Comm comm, const Op& S, std::int64_t 
          {"dopts.transport", std::int64_t(dopts.transport)}});
 }
 
-/// R(i, j) = the value of the digit sums Dg(i, j, :) relative to Ex(i, j), rounded once
-/// (repro_digits_to_value, the host loop's function: the same bits).
+/// The value of the digit sums D relative to E rounded once to Scalar
+/// (repro_digits_to_value), then times `scale` (a second rounding unless scale is 1: the
+/// exact-term reductions' operator scale); the same expression on the host and in kernels.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar scaled_digits_value(const std::int64_t D[3], int E,
+                                                  double scale) {
+  const Scalar r = repro_digits_to_value<Scalar>(D, E);
+  return scale == 1.0 ? r : Scalar(double(r) * scale);
+}
+
+/// R(i, j) = the value of the digit sums Dg(i, j, :) relative to Ex(i, j), rounded once, times
+/// `scale` (scaled_digits_value; with scale 1 the host loop's repro_digits_to_value: the same
+/// bits).
 template <class ExecSpace, class RView, class EView, class DView>
 void digits_to_values(const ExecSpace& space, const RView& R, const EView& Ex, const DView& Dg,
-                      std::int64_t k, std::int64_t d) {
+                      std::int64_t k, std::int64_t d, double scale = 1.0) {
   using r_value = typename RView::non_const_value_type;
   Kokkos::parallel_for(
       "KokkosSketch::Distributed::round",
@@ -165,7 +176,7 @@ void digits_to_values(const ExecSpace& space, const RView& R, const EView& Ex, c
       KOKKOS_LAMBDA(const std::int64_t t) {
         const std::int64_t i = t / d, j = t % d;
         const std::int64_t D[3] = {Dg(i, j, 0), Dg(i, j, 1), Dg(i, j, 2)};
-        R(i, j) = repro_digits_to_value<r_value>(D, Ex(i, j));
+        R(i, j) = scaled_digits_value<r_value>(D, Ex(i, j), scale);
       });
 }
 
