@@ -10,15 +10,15 @@
 /// - `dense_project[cuda-tc]`: S Rademacher, A and Y float with strided layouts, a device of
 ///   compute capability >= 8.0 for which the kernel library holds Tensor Core code (whatever
 ///   CMAKE_CUDA_ARCHITECTURES it was built for; CudaDenseTC::supported asks at run time);
-/// - `dense_project[cuda-gen-sgemm]`: S Gaussian or uniform, A and Y float, LayoutLeft or
-///   LayoutRight (the default, CudaDenseConfig::gen_method): blocks of S generated into a
-///   buffer, then cuBLAS SGEMM through KokkosBlas::gemm
+/// - `dense_project[cuda-gen-sgemm]`: S Gaussian or uniform, A and Y float or double (one
+///   type), LayoutLeft or LayoutRight (the default, CudaDenseConfig::gen_method): blocks of S
+///   generated into a buffer, then cuBLAS SGEMM or DGEMM through KokkosBlas::gemm
 ///   (KokkosSketch_Cuda_DenseProjectGenSgemm.hpp);
 /// - `dense_project[cuda-gen]`: the same operators with a LayoutStride A or Y, or on request
 ///   (CudaGenMethod::fused): the fused generated-S kernel (KokkosSketch_Cuda_DenseProjectGen.cu,
 ///   1.2x slower than the cuBLAS path at the multi-GPU issue's size);
-/// - `dense_project[generic]` otherwise (Gaussian or uniform S, double data, other layouts,
-///   older devices): Impl::DenseProjectGeneric.
+/// - `dense_project[generic]` otherwise (Rademacher S with double data, double data with a
+///   LayoutStride A or Y, mixed types, older devices): Impl::DenseProjectGeneric.
 ///
 /// The workspace (partials, column maxima) comes from Impl::WorkspaceCache: one grow-only
 /// buffer per stream, so the call does not free device memory and stays asynchronous (the
@@ -75,19 +75,20 @@ struct CudaDenseConfig {
   bool outer_in_shared = false;    ///< FP32 tile sums in shared memory (true) or registers
   bool fast_staging = true;        ///< unpredicated staging of interior tiles (unit column stride)
   bool allow_generated = true;     ///< false: Gaussian and uniform S take the generic kernel
-  /// Gaussian and uniform S: generation into blocks + cuBLAS SGEMM (default; used where
-  /// CudaGenSgemm::Apply::eligible: LayoutLeft / LayoutRight A and Y, the fused kernel
+  /// Gaussian and uniform S, float data: generation into blocks + cuBLAS SGEMM (default; used
+  /// where CudaGenSgemm::Apply::eligible: LayoutLeft / LayoutRight A and Y, the fused kernel
   /// elsewhere) or the fused kernel (1.2x slower at A 16.8M x 64, k = 256 on an H100,
-  /// run H100-26)
+  /// run H100-26). Double data has only generation + DGEMM, whatever this says.
   CudaGenMethod gen_method = CudaGenMethod::generate_sgemm;
   /// Columns of S per block of CudaGenMethod::generate_sgemm; 0 chooses
   /// (CudaGenSgemm::block_columns)
   std::int64_t gen_block_cols = 0;
 };
 
-/// Y = S A, S dense, on CUDA: Tensor Cores for Rademacher S with float A and Y, the
-/// generated-S GEMM kernel (CudaDenseGen; or, on request, CudaGenSgemm) for Gaussian and
-/// uniform S with float A and Y, the generic kernel otherwise (see the file comment).
+/// Y = S A, S dense, on CUDA: Tensor Cores for Rademacher S with float A and Y; for Gaussian
+/// and uniform S, generated blocks + cuBLAS SGEMM / DGEMM (CudaGenSgemm) for float or double
+/// LayoutLeft / LayoutRight A and Y, the fused generated-S kernel (CudaDenseGen) for other
+/// float layouts or on request; the generic kernel otherwise (see the file comment).
 template <class AView, class YView>
 struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
   using a_value = typename AView::non_const_value_type;
@@ -101,9 +102,12 @@ struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
                                    std::is_same<y_value, float>::value &&
                                    strided_layout<typename AView::array_layout> &&
                                    strided_layout<typename YView::array_layout>;
-  /// "cuda" where the Tensor Core path exists for these types (it may still fall back at run
-  /// time, e.g. for Gaussian S), "generic" where the generic kernel always runs.
-  static constexpr const char* path = tc_types ? "cuda" : "generic";
+  /// Types for which the generate + cuBLAS GEMM path exists (float or double, LayoutLeft /
+  /// LayoutRight A and Y).
+  static constexpr bool gen_gemm_types = CudaGenSgemm::Apply<AView, YView>::types;
+  /// "cuda" where a CUDA path exists for these types (it may still fall back at run time,
+  /// e.g. for a Rademacher S with double data), "generic" where the generic kernel always runs.
+  static constexpr const char* path = tc_types || gen_gemm_types ? "cuda" : "generic";
 
   /// Whether apply() takes the Tensor Core path for this operator on this instance.
   static bool uses_tensor_cores(const Kokkos::Cuda& space, const DenseOp& S,
@@ -117,27 +121,33 @@ struct DenseProjectApply<Kokkos::Cuda, AView, YView> {
     }
   }
 
-  /// Whether apply() takes the generated-S GEMM kernel (Gaussian or uniform S, float types).
+  /// Whether apply() takes a generated-S path (Gaussian or uniform S; float types: the fused
+  /// kernel or generate + SGEMM; double: generate + DGEMM where eligible).
   static bool uses_generated(const DenseOp& S, const CudaDenseConfig& cfg = {}) {
-    return tc_types && cfg.allow_generated && S.dist().entries != DenseEntries::rademacher;
+    return (tc_types || gen_gemm_types) && cfg.allow_generated &&
+           S.dist().entries != DenseEntries::rademacher;
   }
 
-  /// Whether apply() takes the generate + cuBLAS SGEMM path (CudaGenMethod::generate_sgemm
-  /// requested, a Gaussian or uniform S, types and extents CudaGenSgemm::Apply takes).
+  /// Whether apply() takes the generate + cuBLAS GEMM path: a Gaussian or uniform S, types
+  /// and extents CudaGenSgemm::Apply takes, and CudaGenMethod::generate_sgemm requested (for
+  /// double data, the only generated path, whatever gen_method says).
   static bool uses_gen_sgemm(const DenseOp& S, const AView& A, const YView& Y,
                              const CudaDenseConfig& cfg = {}) {
-    return uses_generated(S, cfg) && cfg.gen_method == CudaGenMethod::generate_sgemm &&
+    return uses_generated(S, cfg) &&
+           (cfg.gen_method == CudaGenMethod::generate_sgemm || !tc_types) &&
            CudaGenSgemm::Apply<AView, YView>::eligible(S, A, Y);
   }
 
   static void apply(const Kokkos::Cuda& space, const DenseOp& S, const AView& A, const YView& Y,
                     const CudaDenseConfig& cfg = {}) {
-    if constexpr (tc_types) {
+    if constexpr (tc_types || gen_gemm_types) {
       if (uses_gen_sgemm(S, A, Y, cfg)) {
         ScopedRegion region("dense_project[cuda-gen-sgemm]");
         CudaGenSgemm::Apply<AView, YView>::apply(space, S, A, Y, cfg.gen_block_cols);
         return;
       }
+    }
+    if constexpr (tc_types) {
       if (uses_generated(S, cfg)) {
         ScopedRegion region("dense_project[cuda-gen]");
         CudaDenseGen::Problem prob;

@@ -2,22 +2,24 @@
 /// \file KokkosSketch_Cuda_DenseProjectGenSgemm.hpp
 /// \brief Y = S A on CUDA for a generated dense S (Gaussian or uniform) with no hand-written
 /// GEMM: the host path's design (backends/openmp/KokkosSketch_OpenMP_DenseProject.hpp) on
-/// the device. Selected by Impl::CudaDenseConfig::gen_method = CudaGenMethod::generate_sgemm;
-/// the default stays the fused kernel (KokkosSketch_Cuda_DenseProjectGen.cu) until the two are
-/// measured side by side (backends/cuda/DevNotes_DenseProject.md).
+/// the device, for float (cuBLAS SGEMM) and double (cuBLAS DGEMM) A and Y. The default for
+/// Gaussian and uniform S with LayoutLeft / LayoutRight A and Y (Impl::CudaDenseConfig::
+/// gen_method = CudaGenMethod::generate_sgemm); float data elsewhere takes the fused kernel
+/// (KokkosSketch_Cuda_DenseProjectGen.cu), double data the generic kernel.
 ///
 /// The columns of S are cut into blocks of `nb` columns (CudaGenSgemm::block_columns). For
 /// each block, in order j0 = 0, nb, 2 nb, ...:
 /// 1. a Kokkos parallel_for (one work item per Philox block of a row) writes the block's
-///    k x n entries, row-major, into a device buffer W: float(DenseOp's raw entry), the same
-///    draws (Philox4x32-10, Box-Muller in double, one evaluation per pair) as DenseOp::entry,
-///    the generic kernel and the fused kernel, so the same floats bit for bit;
-/// 2. KokkosBlas::gemm (cuBLAS SGEMM through Kokkos Kernels' TPL; FP32, the handle's default
-///    math mode) adds scale * W A[j0 : j0 + n, :] to Y (beta = 0 on the first block, 1 after).
+///    k x n entries into a device buffer W: T(DenseOp's raw entry) with T the data's type,
+///    the same draws (Philox4x32-10, Box-Muller in double, one evaluation per pair) as
+///    DenseOp::entry, the generic kernel and the fused kernel, so the same values bit for bit;
+/// 2. KokkosBlas::gemm (cuBLAS SGEMM or DGEMM through Kokkos Kernels' TPL; the handle's
+///    default math mode) adds scale * W A[j0 : j0 + n, :] to Y (beta = 0 on the first block,
+///    1 after).
 /// Every launch goes to the given instance's stream; there is no fence. The blocks are summed
 /// in this fixed order, and cuBLAS is deterministic run to run on one GPU model, so the
 /// result is reproducible; it differs from the fused and generic kernels' by rounding:
-/// each is a float sum of the same D float products, so |Y - S A| <= gamma_{D+2} scale
+/// each is a sum of the same D products in T, so |Y - S A| <= gamma_{D+2} scale
 /// sum_j |S_ij A_jc| for each of them (the +2: the per-block scaling and the add to Y).
 ///
 /// All three GEMM operands are handed to Kokkos Kernels as LayoutLeft Views (its cuBLAS
@@ -27,12 +29,13 @@
 /// LayoutRight, Y^T (b x k) = A_blk^T W^T. The operand orders are ("N", "N") or ("T", "T"),
 /// never ("T", "N"), which Kokkos Kernels would route to its dot-product GEMM (atomic adds,
 /// not deterministic) when C has fewer than 1600 entries; a one-column B goes through
-/// KokkosBlas::gemv (cuBLAS SGEMV).
+/// KokkosBlas::gemv (cuBLAS SGEMV / DGEMV).
 ///
-/// Workspace: one buffer of k nb floats (k x nb, the block of S), taken once per call from
+/// Workspace: one buffer of k nb values (k x nb, the block of S), taken once per call from
 /// Impl::WorkspaceCache (per stream, grow-only: no allocation after the first call of a size,
-/// no free in the call). The default block holds 256 MiB of S (nb = 262144 columns at
-/// k = 256; at most D columns): long GEMMs beat L2-resident blocks (see default_block_bytes).
+/// no free in the call). The default block holds 256 MiB of S (nb = 262144 float columns at
+/// k = 256; half as many double columns; at most D columns): long GEMMs beat L2-resident
+/// blocks (see default_block_bytes).
 #ifndef KOKKOSSKETCH_CUDA_DENSEPROJECTGENSGEMM_HPP
 #define KOKKOSSKETCH_CUDA_DENSEPROJECTGENSGEMM_HPP
 
@@ -54,10 +57,11 @@
 namespace KokkosSketch {
 namespace Impl {
 
-/// How a generated dense S (Gaussian or uniform, float A and Y) is applied on CUDA.
+/// How a generated dense S (Gaussian or uniform; float or double A and Y) is applied on CUDA.
 enum class CudaGenMethod {
-  fused,          ///< the fused generate-and-multiply kernel (CudaDenseGen; the default)
-  generate_sgemm  ///< blocks of S generated into a buffer, then cuBLAS SGEMM (CudaGenSgemm)
+  fused,          ///< the fused generate-and-multiply kernel (CudaDenseGen; float only)
+  generate_sgemm  ///< blocks of S generated into a buffer, then cuBLAS SGEMM / DGEMM
+                  ///< (CudaGenSgemm; the default where it applies)
 };
 
 namespace CudaGenSgemm {
@@ -73,13 +77,15 @@ inline constexpr std::int64_t min_block_cols = 4096;
 /// \brief Columns of S per block for a k x D operator.
 /// \param [in] k rows of S
 /// \param [in] D columns of S
-/// \param [in] requested columns per block; 0 chooses: default_block_bytes of floats,
+/// \param [in] requested columns per block; 0 chooses: default_block_bytes of values,
 ///   rounded down to a multiple of 128, at least min_block_cols
+/// \param [in] value_bytes bytes of one entry of the block (4: float, 8: double)
 /// \return the block width, in [1, min(D, INT_MAX)]
-inline std::int64_t block_columns(std::int64_t k, std::int64_t D, std::int64_t requested = 0) {
+inline std::int64_t block_columns(std::int64_t k, std::int64_t D, std::int64_t requested = 0,
+                                  std::int64_t value_bytes = std::int64_t(sizeof(float))) {
   std::int64_t nb = requested;
   if (nb <= 0) {
-    nb = default_block_bytes / (std::int64_t(sizeof(float)) * (k > 0 ? k : 1)) / 128 * 128;
+    nb = default_block_bytes / (value_bytes * (k > 0 ? k : 1)) / 128 * 128;
     if (nb < min_block_cols) nb = min_block_cols;
   }
   if (nb > D) nb = D;
@@ -88,15 +94,16 @@ inline std::int64_t block_columns(std::int64_t k, std::int64_t D, std::int64_t r
 }
 
 /// \brief Enqueues on `space` the generation of columns [j0, j0 + n) of S into w (S.rows() x n
-/// floats of device memory): w(i, jj) = float(S.entry(i, j0 + jj)), bit for bit.
+/// values of device memory): w(i, jj) = T(S.entry(i, j0 + jj)), bit for bit.
 /// \param [in] space the instance whose stream runs the kernel (no fence)
 /// \param [in] S the operator (any law)
 /// \param [in] j0 first column of S, 0 <= j0 < S.cols()
 /// \param [in] n columns, 1 <= n <= S.cols() - j0
-/// \param [out] w S.rows() * n floats of device memory
+/// \param [out] w S.rows() * n values (float or double) of device memory
 /// \param [in] col_major w(i, jj) at w[i + jj S.rows()] (true) or w[i n + jj] (false)
-inline void fill_block(const Kokkos::Cuda& space, const DenseOp& S, std::int64_t j0,
-                       std::int64_t n, float* w, bool col_major) {
+template <class T>
+void fill_block(const Kokkos::Cuda& space, const DenseOp& S, std::int64_t j0, std::int64_t n,
+                T* w, bool col_major) {
   dense_fill_block("KokkosSketch::dense_project[cuda-gen-sgemm]::fill", space, S, j0, n, w,
                    col_major);
 }
@@ -112,13 +119,16 @@ struct Apply {
       std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value;
   static constexpr bool y_left =
       std::is_same<typename YView::array_layout, Kokkos::LayoutLeft>::value;
-  /// Types for which this path exists: float A and Y, each LayoutLeft or LayoutRight, cuBLAS
-  /// in Kokkos Kernels, KokkosBlas::gemm taking the execution-space instance.
+  /// The data's type (float or double where this path exists).
+  using value_t = typename YView::non_const_value_type;
+  /// Types for which this path exists: float or double A and Y (the same type), each
+  /// LayoutLeft or LayoutRight, cuBLAS in Kokkos Kernels, KokkosBlas::gemm taking the
+  /// execution-space instance.
   static constexpr bool types =
 #if defined(KOKKOSKERNELS_ENABLE_TPL_CUBLAS)
       kokkosblas_takes_space &&
-      std::is_same<typename AView::non_const_value_type, float>::value &&
-      std::is_same<typename YView::non_const_value_type, float>::value &&
+      (std::is_same<value_t, float>::value || std::is_same<value_t, double>::value) &&
+      std::is_same<typename AView::non_const_value_type, value_t>::value &&
       blas_layout<typename AView::array_layout> && blas_layout<typename YView::array_layout>;
 #else
       false;
@@ -151,10 +161,10 @@ struct Apply {
     }
   }
 
-  /// \brief Bytes of workspace apply() takes: S.rows() x block_columns() floats.
+  /// \brief Bytes of workspace apply() takes: S.rows() x block_columns() values.
   static std::int64_t workspace_bytes(const DenseOp& S, std::int64_t block_cols = 0) {
-    return S.rows() * block_columns(S.rows(), S.cols(), block_cols) *
-           std::int64_t(sizeof(float));
+    constexpr std::int64_t vb = std::int64_t(sizeof(value_t));
+    return S.rows() * block_columns(S.rows(), S.cols(), block_cols, vb) * vb;
   }
 
   /// \brief Y = S A on `space` (Y overwritten; asynchronous, no fence). Requires eligible().
@@ -162,20 +172,20 @@ struct Apply {
   static void apply(const Kokkos::Cuda& space, const DenseOp& S, const AView& A, const YView& Y,
                     std::int64_t block_cols = 0) {
     if constexpr (types) {
-      using ll_c = Kokkos::View<const float**, Kokkos::LayoutLeft, Kokkos::CudaSpace,
+      using ll_c = Kokkos::View<const value_t**, Kokkos::LayoutLeft, Kokkos::CudaSpace,
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-      using ll_m = Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::CudaSpace,
+      using ll_m = Kokkos::View<value_t**, Kokkos::LayoutLeft, Kokkos::CudaSpace,
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
       using range = std::pair<std::int64_t, std::int64_t>;
       const std::int64_t k = S.rows(), D = S.cols(), b = std::int64_t(A.extent(1));
       if (k == 0 || D == 0 || b == 0) return;
-      const std::int64_t nb = block_columns(k, D, block_cols);
+      const std::int64_t nb = block_columns(k, D, block_cols, std::int64_t(sizeof(value_t)));
       // One buffer for the call (cached per stream: no allocation after the first call of
       // this size, no free in the call).
-      float* const w = static_cast<float*>(WorkspaceCache<Kokkos::CudaSpace>::get(
+      value_t* const w = static_cast<value_t*>(WorkspaceCache<Kokkos::CudaSpace>::get(
           space.cuda_stream(), "dense_project[cuda-gen-sgemm]",
           std::size_t(workspace_bytes(S, nb))));
-      const float alpha = float(S.scale());
+      const value_t alpha = value_t(S.scale());
       const std::int64_t la = lda(A), ly = ldy(Y);
       // Column-major views: C = Y (k x b) or Y^T (b x k); A (D x b) or A^T (b x D), each with
       // its leading dimension (a column-major view ld x cols, then the rows in use).
@@ -190,7 +200,7 @@ struct Apply {
         // Kernels would send to its atomic dot-product GEMM when C is small.
         fill_block(space, S, j0, n, w, a_left);
         const ll_c Wcm = a_left ? ll_c(w, k, n) : ll_c(w, n, k);  // W or W^T
-        const float beta = j0 == 0 ? 0.0f : 1.0f;
+        const value_t beta = j0 == 0 ? value_t(0) : value_t(1);
         if constexpr (y_left && a_left) {
           // Y (k x b) = W (k x n) A_blk (n x b) [+ Y]
           KokkosBlas::gemm(space, "N", "N", alpha, Wcm,

@@ -28,15 +28,21 @@ template <class Layout>
 using CudaMatrix = Kokkos::View<float**, Layout, Kokkos::CudaSpace>;
 
 // The availability traits say which (space, types) a backend specialization handles: the
-// CUDA kernels take float Views of strided layouts; double goes to the generic kernel.
+// CUDA dense kernels take float Views of strided layouts and, for Gaussian and uniform S,
+// double Views of LayoutLeft / LayoutRight (generate + DGEMM); the other double kernels are
+// the generic ones.
 using CudaF = Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
 using CudaD = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
 using CudaFR = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::CudaSpace>;
 using CudaDR = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::CudaSpace>;
 static_assert(Impl::dense_project_backend_available_v<Kokkos::Cuda, CudaF, CudaF>,
               "the Tensor Core dense projection handles float");
-static_assert(!Impl::dense_project_backend_available_v<Kokkos::Cuda, CudaD, CudaD>,
-              "double dense projections take the generic kernel");
+static_assert(Impl::dense_project_backend_available_v<Kokkos::Cuda, CudaD, CudaD>,
+              "double dense projections take generate + DGEMM (Gaussian and uniform S)");
+static_assert(!Impl::dense_project_backend_available_v<
+                  Kokkos::Cuda, Kokkos::View<double**, Kokkos::LayoutStride, Kokkos::CudaSpace>,
+                  CudaD>,
+              "a strided double A takes the generic kernel");
 static_assert(Impl::sparse_project_backend_available_v<Kokkos::Cuda, CudaF, CudaF>,
               "the warp-level sparse projection handles float");
 static_assert(!Impl::sparse_project_backend_available_v<Kokkos::Cuda, CudaD, CudaD>,
@@ -454,6 +460,80 @@ TEST(CudaDenseProject, GenSgemmAgreesWithFusedAndGeneric) {
   EXPECT_EQ(Impl::CudaGenSgemm::block_columns(70, 3001), 3001);
   EXPECT_EQ(Impl::CudaGenSgemm::block_columns(256, std::int64_t(1) << 24), 262144);
   EXPECT_EQ(Impl::CudaGenSgemm::block_columns(16384, std::int64_t(1) << 24), 4096);
+}
+
+/// The generate + cuBLAS DGEMM path (double A and Y) against the generic kernel and an FP64
+/// host reference: both compute double sums of the same D products scale S_ij A_jc (S_ij the
+/// operator's double entries, bit for bit), so each is within gamma_{D+2} sum_j |scale S_ij
+/// A_jc| of the exact value (u = 2^-53); the bound below allows twice gamma_{D+4}. Checks which
+/// path ran (a Rademacher S stays on the generic kernel), run-to-run determinism and a
+/// partial last block.
+template <class LayoutA, class LayoutY>
+void check_gen_dgemm(const DenseOp& S, std::int64_t b, std::int64_t block_cols, unsigned seed) {
+  const std::int64_t k = S.rows(), D = S.cols();
+  using av = Kokkos::View<double**, LayoutA, Kokkos::CudaSpace>;
+  using yv = Kokkos::View<double**, LayoutY, Kokkos::CudaSpace>;
+  using apply_t = Impl::DenseProjectApply<Kokkos::Cuda, av, yv>;
+  const auto Af = TestUtil::to_host(random_matrix<LayoutA>(D, b, seed));
+  const av A("A", D, b);
+  const auto Am = Kokkos::create_mirror_view(A);
+  for (std::int64_t j = 0; j < D; ++j)
+    for (std::int64_t c = 0; c < b; ++c) Am(j, c) = Af[std::size_t(j * b + c)];
+  Kokkos::deep_copy(A, Am);
+  yv Ys("Ys", k, b), Ys2("Ys2", k, b), Yg("Yg", k, b);
+  Kokkos::deep_copy(Ys, std::numeric_limits<double>::quiet_NaN());  // beta = 0 on block 0
+  Impl::CudaDenseConfig sg;
+  sg.gen_block_cols = block_cols;
+  Impl::CudaDenseConfig generic;
+  generic.allow_generated = false;
+  Impl::CudaDenseConfig fused;  // no fused kernel for double: still generate + DGEMM
+  fused.gen_method = Impl::CudaGenMethod::fused;
+  EXPECT_TRUE(apply_t::uses_gen_sgemm(S, A, Ys, sg));
+  EXPECT_TRUE(apply_t::uses_gen_sgemm(S, A, Ys, fused));
+  EXPECT_FALSE(apply_t::uses_gen_sgemm(S, A, Ys, generic));
+  const Kokkos::Cuda space;
+  {
+    const PathWatch watch;
+    apply_t::apply(space, S, A, Ys, sg);
+    apply_t::apply(space, S, A, Ys2, sg);
+    apply_t::apply(space, S, A, Yg, generic);
+    EXPECT_EQ(PathWatch::gen_sgemm(), 2);
+    EXPECT_EQ(PathWatch::gen(), 0);
+    EXPECT_EQ(PathWatch::generic(), 1);
+  }
+  const auto M = TestUtil::to_host(materialize(Kokkos::DefaultHostExecutionSpace(), S));
+  const auto Ah = TestUtil::to_host(A);
+  const double u = 0x1.0p-53, m = double(D + 4);
+  const double gamma2 = 2.0 * m * u / (1.0 - m * u);
+  std::vector<double> ref(std::size_t(k * b), 0.0), bound(std::size_t(k * b), 0.0);
+  for (std::int64_t i = 0; i < k; ++i)
+    for (std::int64_t j = 0; j < D; ++j)
+      for (std::int64_t c = 0; c < b; ++c) {
+        ref[i * b + c] += M[i * D + j] * Ah[j * b + c];
+        bound[i * b + c] += std::abs(M[i * D + j] * Ah[j * b + c]);
+      }
+  for (auto& x : bound) x = gamma2 * x + 1e-300;
+  const auto ys = TestUtil::to_host(Ys), yg = TestUtil::to_host(Yg);
+  EXPECT_EQ(ys, TestUtil::to_host(Ys2)) << "two runs of the generate + DGEMM path differ";
+  EXPECT_TRUE(TestUtil::within_bounds(ys, yg, bound, std::size_t(b))) << "against the generic kernel";
+  EXPECT_TRUE(TestUtil::within_bounds(ys, ref, bound, std::size_t(b))) << "against the host reference";
+}
+
+TEST(CudaDenseProject, GenDgemmAgreesWithGeneric) {
+  using LR = Kokkos::LayoutRight;
+  using LL = Kokkos::LayoutLeft;
+  const DenseOp G(DenseDist{100, 5000, DenseEntries::gaussian, Scaling::isometric}, RNGState(51));
+  check_gen_dgemm<LL, LL>(G, 65, 1024, 52);
+  check_gen_dgemm<LR, LL>(G.submatrix(7, 13, 90, 4000), 1, 1000, 53);
+  check_gen_dgemm<LL, LR>(G.submatrix(3, 1, 37, 4999), 5, 0, 54);
+  const DenseOp U(DenseDist{70, 3001, DenseEntries::uniform}, RNGState(55));
+  check_gen_dgemm<LR, LR>(U, 32, 777, 56);
+  // Rademacher S with double data: the generic kernel.
+  using dview = Kokkos::View<double**, LL, Kokkos::CudaSpace>;
+  const DenseOp R(DenseDist{30, 500}, RNGState(57));
+  EXPECT_FALSE((Impl::DenseProjectApply<Kokkos::Cuda, dview, dview>::uses_gen_sgemm(
+      R, dview("A", 500, 4), dview("Y", 30, 4))));
+  EXPECT_EQ(Impl::CudaGenSgemm::block_columns(256, std::int64_t(1) << 24, 0, 8), 131072);
 }
 
 TEST(CudaDenseProject, OtherTypesUseTheGenericKernel) {
