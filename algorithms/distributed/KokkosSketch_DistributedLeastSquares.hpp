@@ -153,7 +153,8 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const RowDistributed
   });
   KI::agree(comm, f, outcome,
             {{"opts.sketch", std::int64_t(opts.sketch)}, {"opts.sketch_rows", opts.sketch_rows}});
-  const RowDistributedMatrix<col_t> B(b2, A.row_offset(), n, 1, comm);
+  // b on A's rows and communicator (no new communicator: A's NCCL one is reused).
+  const RowDistributedMatrix<col_t> B(KI::SameRowsAs{}, b2, 1, A);
 
   // 1.-2. W = S [A, b] over the ranks and its QR, replicated: the same W gives the same R,
   // the same rank decision and the same x on every rank.
@@ -295,7 +296,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
              {"opts.sketch_rows", opts.sketch_rows},
              {"opts.tolerance (its bits)", tol_bits},
              {"opts.max_iterations", std::int64_t(opts.max_iterations)}});
-  const RowDistributedMatrix<col_t> B(b2, A.row_offset(), n, 1, comm);
+  // b on A's rows and communicator (no new communicator: A's NCCL one is reused).
+  const RowDistributedMatrix<col_t> B(KI::SameRowsAs{}, b2, 1, A);
 
   // 1.-2. W = S [A, b] over the ranks and its QR, replicated: the same W gives the same R,
   // rank decision and warm start y0 = R x0 (x0 the sketch-and-solve solution) on every rank.

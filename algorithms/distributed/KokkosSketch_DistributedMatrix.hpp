@@ -41,6 +41,8 @@ std::pair<std::int64_t, std::int64_t> local_extents(const T& a) {
   else
     return {std::int64_t(a.extent(0)), std::int64_t(a.extent(1))};
 }
+/// Tag of RowDistributedMatrix's internal constructor (the same rows as another matrix).
+struct SameRowsAs {};
 }  // namespace Impl
 
 /// \brief The distributed layer (optional, -DKokkosSketch_ENABLE_MPI=ON): matrices spread
@@ -130,6 +132,28 @@ class RowDistributedMatrix {
     m_offsets[std::size_t(size)] = n;
   }
 
+  /// \brief (Internal, for the layer's own temporaries) A matrix with the rows of `like` on
+  /// the same ranks and other columns: `local` holds this rank's like.local_rows() rows of
+  /// `global_cols` columns. Shares like's duplicated communicator and gathered layout: no
+  /// communication, no new communicator (so the NCCL communicator attached to it is reused;
+  /// a new MPI_Comm_dup per call would make and destroy one each time). Not collective.
+  /// \throws Error if local does not hold like.local_rows() rows of global_cols columns
+  template <class Other>
+  RowDistributedMatrix(Impl::SameRowsAs, const AView& local, std::int64_t global_cols,
+                       const RowDistributedMatrix<Other>& like)
+      : m_local(local),
+        m_row_offset(like.m_row_offset),
+        m_rows(like.m_rows),
+        m_cols(global_cols),
+        m_comm(like.m_comm),
+        m_rank(like.m_rank),
+        m_offsets(like.m_offsets) {
+    const auto ext = Impl::local_extents(local);
+    KOKKOSSKETCH_THROW_IF(ext.first != like.local_rows() || ext.second != global_cols, name,
+                          "the local matrix is ", ext.first, " x ", ext.second, ", expected ",
+                          like.local_rows(), " x ", global_cols);
+  }
+
   /// \brief This rank's rows.
   /// \return the View given to the constructor
   const AView& local() const { return m_local; }
@@ -160,6 +184,8 @@ class RowDistributedMatrix {
   std::int64_t row_offset_of(int r) const { return m_offsets[std::size_t(r)]; }
 
  private:
+  template <class>
+  friend class RowDistributedMatrix;
   AView m_local;
   std::int64_t m_row_offset = 0, m_rows = 0, m_cols = 0;
   std::shared_ptr<MPI_Comm> m_comm;
