@@ -180,8 +180,10 @@ void gaussian_sketch(const ExecSpace& space, const GaussianSketchOp& S,
 }
 
 /// \brief Y = S A for a CountSketch S (k x n) and a row-distributed CSR A (n x d); every rank
-/// receives all of Y. As the CRS Distributed::gaussian_sketch; each block partial is
-/// KokkosSketch::count_sketch (CRS), deterministic in the reproducible reduction.
+/// receives all of Y. The reproducible reduction sums exact terms (up to 2^30 global rows,
+/// as the dense overload's: the same bits for every split, rank count, transport and
+/// block_rows); past that, and for the plain reduction, as the CRS
+/// Distributed::gaussian_sketch, each block partial by KokkosSketch::count_sketch (CRS).
 /// \tparam ExecSpace Kokkos execution space; A's arrays and Y must be accessible from it.
 /// \param [in] space instance the work runs on; the call waits for it
 /// \param [in] S k x n CountSketch, the same on every rank
@@ -203,6 +205,13 @@ void count_sketch(const ExecSpace& space, const CountSketchOp& S,
   KokkosSketch::Impl::static_check_crs<ExecSpace, matrix_t>();
   KokkosSketch::Impl::ScopedRegion region(KokkosSketch::Impl::distributed_region_name(
       "Distributed::count_sketch[crs]", dopts));
+  if (dopts.reduction == Reduction::reproducible &&
+      KokkosSketch::Impl::exact_terms_fit(A.global_rows())) {
+    KokkosSketch::Impl::distributed_count_sketch_terms("Distributed::count_sketch", space, S, A,
+                                                       Y, dopts, opts.check_finite,
+                                                       opts.validate_crs);
+    return;
+  }
   CountSketchOptions inner = opts;
   inner.check_finite = false;
   inner.validate_crs = false;

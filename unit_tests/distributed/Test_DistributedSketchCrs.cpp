@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -118,6 +119,79 @@ TYPED_TEST(DistributedSketchCrs, CountSketch) {
         Distributed::count_sketch(s, S, A, Y, {}, o);
       },
       [&](const Space& s, const auto& A, const auto& Y) { count_sketch(s, S, A, Y); });
+}
+
+// The reproducible CRS CountSketch sums exact terms (Impl::distributed_count_sketch_terms):
+// stored values that are multiples of 2^-20 in (-4, 4) make every bucket's exact sum fit a
+// double, so float(sum in double) over the stored entries is the correctly rounded result,
+// an independent reference. Every split, transport and block_rows gives those bits; an Inf
+// stored on one rank makes only its bucket's entry in its column non-finite (every rank
+// throws with the finite check).
+TYPED_TEST(DistributedSketchCrs, CountSketchExactTerms) {
+  using Space = TypeParam;
+  using y_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+  const std::int64_t n = 530, d = 6, k = 7;
+  HostMatrix M(n, d);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t c = 0; c < d; ++c) {
+      const std::uint64_t h = std::uint64_t(i * d + c) * 2654435761u;
+      if (h % 5 < 2)  // about 40% stored
+        M(i, c) = double(std::int64_t((h >> 8) % 8000000u) - 4000000) * 0x1p-20;
+    }
+  const CountSketchOp S(CountSketchDist{k, n}, RNGState(31));
+  std::vector<double> exact(std::size_t(k * d), 0.0);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t c = 0; c < d; ++c)
+      exact[std::size_t(S.bucket(j) * d + c)] += S.sign(j) * M(j, c);
+  auto rows_of = [&](const HostMatrix& G, std::int64_t r0, std::int64_t m) {
+    HostMatrix L(m, d);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t c = 0; c < d; ++c) L(i, c) = G(r0 + i, c);
+    return to_crs<Space, float>(L);
+  };
+  const int P = world_size(), rank = world_rank();
+  for (int split = 0; split < n_row_splits; ++split) {
+    const auto counts = row_split(split, n, P);
+    std::int64_t o = 0;
+    for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+    const auto local = rows_of(M, o, counts[std::size_t(rank)]);
+    const Distributed::RowDistributedMatrix<decltype(local)> A(local, o, n, d, MPI_COMM_WORLD);
+    for (const std::int64_t B : {std::int64_t(1), std::int64_t(64)})
+      for (const auto t : explicit_transports<Space>()) {
+        Distributed::DistributedOptions dopts;
+        dopts.block_rows = B;
+        dopts.transport = t;
+        y_t Y("Y", k, d);
+        Distributed::count_sketch(Space(), S, A, Y, {}, dopts);
+        const auto got = to_host(Y);
+        for (std::size_t e = 0; e < exact.size(); ++e)
+          EXPECT_EQ(got[e], double(float(exact[e])))
+              << "entry " << e << ", split " << split << ", B = " << B << ", "
+              << transport_name(t) << ", " << P << " ranks";
+      }
+  }
+  // An Inf stored in the last row (the last rank's).
+  HostMatrix Minf = M;
+  Minf(n - 1, 4) = std::numeric_limits<double>::infinity();
+  const auto counts = row_split(1, n, P);
+  std::int64_t o = 0;
+  for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+  const auto local = rows_of(Minf, o, counts[std::size_t(rank)]);
+  const Distributed::RowDistributedMatrix<decltype(local)> A(local, o, n, d, MPI_COMM_WORLD);
+  y_t Y("Y", k, d);
+  EXPECT_TRUE(throws_everywhere([&] { Distributed::count_sketch(Space(), S, A, Y); },
+                                "Distributed::count_sketch", "NaN or Inf"));
+  CountSketchOptions unchecked;
+  unchecked.check_finite = false;
+  Distributed::count_sketch(Space(), S, A, Y, unchecked);
+  const auto got = to_host(Y);
+  const std::int64_t bad = S.bucket(n - 1) * d + 4;
+  for (std::int64_t e = 0; e < k * d; ++e) {
+    if (e == bad)
+      EXPECT_FALSE(std::isfinite(got[std::size_t(e)]));
+    else
+      EXPECT_EQ(got[std::size_t(e)], double(float(exact[std::size_t(e)]))) << "entry " << e;
+  }
 }
 
 // A column index out of range on the last rank only: every rank throws, naming the entry

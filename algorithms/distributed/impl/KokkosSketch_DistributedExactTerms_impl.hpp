@@ -5,7 +5,7 @@
 /// shared exponent of its column, by integer atomics (exact in any order), so no fixed row
 /// blocks, no block partials and no rows sent between ranks are needed
 /// (docs/distributed/distributed.md, "Exact terms"). Impl::distributed_count_sketch_terms
-/// (CountSketchOp) and Impl::distributed_sparse_project_terms (SparseOp).
+/// (CountSketchOp; a dense or CRS A) and Impl::distributed_sparse_project_terms (SparseOp).
 #ifndef KOKKOSSKETCH_DISTRIBUTEDEXACTTERMS_IMPL_HPP
 #define KOKKOSSKETCH_DISTRIBUTEDEXACTTERMS_IMPL_HPP
 
@@ -84,6 +84,28 @@ void column_exponents(const ExecSpace& space, const AView& A, const EView& Ec, s
       });
 }
 
+/// \brief Ec(c) = max over the stored entries (j, c) of a CRS A (KokkosSparse::CrsMatrix, column
+/// indices in [0, d)) of repro_exponent(value), over finite nonzero values only; Ec must hold
+/// repro_zero_exponent on entry. One thread per local row, one integer atomic max per entry.
+template <class ExecSpace, class Crs, class EView>
+void crs_column_exponents(const ExecSpace& space, const Crs& A, const EView& Ec,
+                          std::int64_t nr) {
+  if (nr == 0) return;
+  const auto rm = A.graph.row_map;
+  const auto en = A.graph.entries;
+  const auto va = A.values;
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::crs_column_exponents",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, nr),
+      KOKKOS_LAMBDA(const std::int64_t j) {
+        for (std::int64_t e = std::int64_t(rm(j)); e < std::int64_t(rm(j + 1)); ++e) {
+          const int ej = repro_exponent(double(va(e)));
+          if (ej != repro_nonfinite_exponent && ej != repro_zero_exponent)
+            Kokkos::atomic_fetch_max(&Ec(std::int64_t(en(e))), ej);
+        }
+      });
+}
+
 /// \brief H(j) = 2 h(o + j) + [s(o + j) = -1]: the bucket and sign of each local row, one
 /// Philox call per row (the digit pass reads them d times).
 template <class ExecSpace, class HView>
@@ -122,6 +144,34 @@ void count_sketch_term_digits(const ExecSpace& space, const AView& A, const HVie
           Kokkos::atomic_fetch_max(&Ex(b, c), repro_nonfinite_exponent);
         else
           add_term_digits(Dg, b, c, x, Ec(c));  // |x| < 2^Ec(c): Ec is the max over the ranks
+      });
+}
+
+/// \brief count_sketch_term_digits for a CRS A (KokkosSparse::CrsMatrix, column indices in
+/// [0, d)): the terms s(j) A(j, c) of the stored entries, one thread per local row.
+template <class ExecSpace, class Crs, class HView, class CView, class EView, class DView>
+void count_sketch_crs_term_digits(const ExecSpace& space, const Crs& A, const HView& H,
+                                  const CView& Ec, const EView& Ex, const DView& Dg,
+                                  std::int64_t nr) {
+  if (nr == 0) return;
+  const auto rm = A.graph.row_map;
+  const auto en = A.graph.entries;
+  const auto va = A.values;
+  Kokkos::parallel_for(
+      "KokkosSketch::Distributed::count_sketch_crs_term_digits",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, nr),
+      KOKKOS_LAMBDA(const std::int64_t j) {
+        const std::int64_t h = H(j), b = h >> 1;
+        for (std::int64_t e = std::int64_t(rm(j)); e < std::int64_t(rm(j + 1)); ++e) {
+          double x = double(va(e));
+          if (x == 0) continue;
+          if (h & 1) x = -x;
+          const std::int64_t c = std::int64_t(en(e));
+          if (repro_exponent(x) == repro_nonfinite_exponent)
+            Kokkos::atomic_fetch_max(&Ex(b, c), repro_nonfinite_exponent);
+          else
+            add_term_digits(Dg, b, c, x, Ec(c));
+        }
       });
 }
 
@@ -229,14 +279,15 @@ void sparse_project_term_digits(const ExecSpace& space, const SparseOp& S, const
       });
 }
 
-/// \brief Y = S A for an operator S with entries +-scale and a row-distributed dense A,
-/// reproducible by exact terms: the same bits for every rank count, row split, transport
-/// and block_rows.
+/// \brief Y = S A for an operator S with entries +-scale and a row-distributed A (a dense View,
+/// or a KokkosSparse::CrsMatrix whose stored entries are the terms), reproducible by exact
+/// terms: the same bits for every rank count, row split, transport and block_rows.
 ///
 /// Steps (every local failure agreed on before the next communication, so every rank throws
 /// the same Error and none is left waiting):
-/// 1. the arguments agreed (agree_on_arguments); `prepare()` (the operator's own
-///    precomputation) and the column exponents of the local rows (finite entries);
+/// 1. the arguments agreed (agree_on_arguments; a CRS A validated first where `validate`);
+///    `prepare()` (the operator's own precomputation) and the column exponents of the local
+///    rows (finite entries);
 /// 2. the column exponents maxed over the ranks (d int32);
 /// 3. `add_terms(Ec, Ex, Dg)`: every local term's digits added by integer atomics into the
 ///    k x d x 3 digit sums of its entry (relative to its column's exponent; NaN/Inf terms
@@ -250,7 +301,8 @@ template <class ExecSpace, class Op, class AView, class YView, class Prepare, cl
 void distributed_exact_terms(const char* f, const ExecSpace& space, const Op& S,
                              const Distributed::RowDistributedMatrix<AView>& A, const YView& Y,
                              const Distributed::DistributedOptions& dopts, bool check_finite,
-                             double scale, const Prepare& prepare, const AddTerms& add_terms) {
+                             double scale, const Prepare& prepare, const AddTerms& add_terms,
+                             bool validate = false) {
   using y_value = typename YView::non_const_value_type;
   using mem = typename ExecSpace::memory_space;
   using y_buffer = Kokkos::View<y_value**, Kokkos::LayoutRight, mem>;
@@ -262,8 +314,15 @@ void distributed_exact_terms(const char* f, const ExecSpace& space, const Op& S,
   const MPI_Comm comm = A.comm();
   const std::int64_t n = A.global_rows(), d = A.global_cols(), nr = A.local_rows();
 
-  agree_on_arguments(f, comm, S, n, d, Y, dopts,
-                     [&] { check_no_alias(f, "Y", Y, "A.local()", A.local()); });
+  agree_on_arguments(f, comm, S, n, d, Y, dopts, [&] {
+    if constexpr (is_crs_matrix_v<AView>) {
+      check_no_alias_crs(f, "Y", Y, A.local());
+      if (validate) validate_crs(f, space, A.local(), "A.local()");
+    } else {
+      (void)validate;
+      check_no_alias(f, "Y", Y, "A.local()", A.local());
+    }
+  });
   const std::int64_t k = S.rows();
 
   y_buffer result;
@@ -295,7 +354,10 @@ void distributed_exact_terms(const char* f, const ExecSpace& space, const Op& S,
     }
     prepare();
     Kokkos::deep_copy(space, Ec, repro_zero_exponent);
-    column_exponents(space, A.local(), Ec, nr, d);
+    if constexpr (is_crs_matrix_v<AView>)
+      crs_column_exponents(space, A.local(), Ec, nr);
+    else
+      column_exponents(space, A.local(), Ec, nr, d);
     if (!nccl) {
       Kokkos::deep_copy(space, h_Ec, Ec);
       space.fence();  // MPI reads h_Ec
@@ -340,14 +402,15 @@ void distributed_exact_terms(const char* f, const ExecSpace& space, const Op& S,
   finish_distributed(f, space, comm, result, h_result, Y, check_finite);
 }
 
-/// \brief Y = S A for a CountSketch S and a row-distributed dense A, reproducible by exact
-/// terms (distributed_exact_terms; the bucket and sign of every local row drawn once first).
+/// \brief Y = S A for a CountSketch S and a row-distributed A (dense, or CRS: validated
+/// first where `validate`), reproducible by exact terms (distributed_exact_terms; the bucket
+/// and sign of every local row drawn once first).
 template <class ExecSpace, class AView, class YView>
 void distributed_count_sketch_terms(const char* f, const ExecSpace& space,
                                     const CountSketchOp& S,
                                     const Distributed::RowDistributedMatrix<AView>& A,
                                     const YView& Y, const Distributed::DistributedOptions& dopts,
-                                    bool check_finite) {
+                                    bool check_finite, bool validate = false) {
   using h_view = Kokkos::View<std::int64_t*, typename ExecSpace::memory_space>;
   const std::int64_t o = A.row_offset(), nr = A.local_rows(), d = A.global_cols();
   h_view H;
@@ -360,8 +423,12 @@ void distributed_count_sketch_terms(const char* f, const ExecSpace& space,
         if (nr > 0) count_sketch_draws(space, S, H, o, nr);
       },
       [&](const auto& Ec, const auto& Ex, const auto& Dg) {
-        count_sketch_term_digits(space, A.local(), H, Ec, Ex, Dg, nr, d);
-      });
+        if constexpr (is_crs_matrix_v<AView>)
+          count_sketch_crs_term_digits(space, A.local(), H, Ec, Ex, Dg, nr);
+        else
+          count_sketch_term_digits(space, A.local(), H, Ec, Ex, Dg, nr, d);
+      },
+      validate);
 }
 
 /// \brief Y = S A for a SparseOp S (k x D) and a row-distributed dense A (D x b),
