@@ -84,25 +84,35 @@ void column_exponents(const ExecSpace& space, const AView& A, const EView& Ec, s
       });
 }
 
-/// \brief Ec(c) = max over the stored entries (j, c) of a CRS A (KokkosSparse::CrsMatrix, column
-/// indices in [0, d)) of repro_exponent(value), over finite nonzero values only; Ec must hold
-/// repro_zero_exponent on entry. One thread per local row, one integer atomic max per entry.
-template <class ExecSpace, class Crs, class EView>
-void crs_column_exponents(const ExecSpace& space, const Crs& A, const EView& Ec,
-                          std::int64_t nr) {
+/// \brief Calls f(j, c, value) for every stored entry (j, c) of the local rows [0, nr) of a CRS
+/// A (KokkosSparse::CrsMatrix), one thread per row walking its entries.
+template <class ExecSpace, class Crs, class F>
+void for_each_stored_entry(const char* label, const ExecSpace& space, const Crs& A,
+                           std::int64_t nr, const F& f) {
   if (nr == 0) return;
   const auto rm = A.graph.row_map;
   const auto en = A.graph.entries;
   const auto va = A.values;
   Kokkos::parallel_for(
-      "KokkosSketch::Distributed::crs_column_exponents",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, nr),
+      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, nr),
       KOKKOS_LAMBDA(const std::int64_t j) {
-        for (std::int64_t e = std::int64_t(rm(j)); e < std::int64_t(rm(j + 1)); ++e) {
-          const int ej = repro_exponent(double(va(e)));
-          if (ej != repro_nonfinite_exponent && ej != repro_zero_exponent)
-            Kokkos::atomic_fetch_max(&Ec(std::int64_t(en(e))), ej);
-        }
+        for (std::int64_t e = std::int64_t(rm(j)); e < std::int64_t(rm(j + 1)); ++e)
+          f(j, std::int64_t(en(e)), double(va(e)));
+      });
+}
+
+/// \brief Ec(c) = max over the stored entries (j, c) of a CRS A (column indices in [0, d)) of
+/// repro_exponent(value), over finite nonzero values only; Ec must hold repro_zero_exponent
+/// on entry. One integer atomic max per such entry.
+template <class ExecSpace, class Crs, class EView>
+void crs_column_exponents(const ExecSpace& space, const Crs& A, const EView& Ec,
+                          std::int64_t nr) {
+  for_each_stored_entry(
+      "KokkosSketch::Distributed::crs_column_exponents", space, A, nr,
+      KOKKOS_LAMBDA(const std::int64_t, const std::int64_t c, const double v) {
+        const int e = repro_exponent(v);
+        if (e != repro_nonfinite_exponent && e != repro_zero_exponent)
+          Kokkos::atomic_fetch_max(&Ec(c), e);
       });
 }
 
@@ -147,31 +157,22 @@ void count_sketch_term_digits(const ExecSpace& space, const AView& A, const HVie
       });
 }
 
-/// \brief count_sketch_term_digits for a CRS A (KokkosSparse::CrsMatrix, column indices in
-/// [0, d)): the terms s(j) A(j, c) of the stored entries, one thread per local row.
+/// \brief count_sketch_term_digits for a CRS A (column indices in [0, d)): the terms
+/// s(j) A(j, c) of the stored entries.
 template <class ExecSpace, class Crs, class HView, class CView, class EView, class DView>
 void count_sketch_crs_term_digits(const ExecSpace& space, const Crs& A, const HView& H,
                                   const CView& Ec, const EView& Ex, const DView& Dg,
                                   std::int64_t nr) {
-  if (nr == 0) return;
-  const auto rm = A.graph.row_map;
-  const auto en = A.graph.entries;
-  const auto va = A.values;
-  Kokkos::parallel_for(
-      "KokkosSketch::Distributed::count_sketch_crs_term_digits",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, nr),
-      KOKKOS_LAMBDA(const std::int64_t j) {
+  for_each_stored_entry(
+      "KokkosSketch::Distributed::count_sketch_crs_term_digits", space, A, nr,
+      KOKKOS_LAMBDA(const std::int64_t j, const std::int64_t c, double x) {
+        if (x == 0) return;
         const std::int64_t h = H(j), b = h >> 1;
-        for (std::int64_t e = std::int64_t(rm(j)); e < std::int64_t(rm(j + 1)); ++e) {
-          double x = double(va(e));
-          if (x == 0) continue;
-          if (h & 1) x = -x;
-          const std::int64_t c = std::int64_t(en(e));
-          if (repro_exponent(x) == repro_nonfinite_exponent)
-            Kokkos::atomic_fetch_max(&Ex(b, c), repro_nonfinite_exponent);
-          else
-            add_term_digits(Dg, b, c, x, Ec(c));
-        }
+        if (h & 1) x = -x;
+        if (repro_exponent(x) == repro_nonfinite_exponent)
+          Kokkos::atomic_fetch_max(&Ex(b, c), repro_nonfinite_exponent);
+        else
+          add_term_digits(Dg, b, c, x, Ec(c));
       });
 }
 
