@@ -68,13 +68,20 @@ function(kokkossketch_add_header_dir dir)
   endif()
 endfunction()
 
+# kokkossketch_add_unit_test(<exe> <sources>... [ENVIRONMENT_MODIFICATION <mods>]): one
+# GoogleTest executable, its tests discovered by ctest (OMP_PROC_BIND=false, plus the ctest
+# ENVIRONMENT_MODIFICATION given, e.g. "VAR=set:value").
 function(kokkossketch_add_unit_test exe)
-  add_executable(${exe} ${ARGN})
+  cmake_parse_arguments(PARSE_ARGV 1 _ks "" "ENVIRONMENT_MODIFICATION" "")
+  add_executable(${exe} ${_ks_UNPARSED_ARGUMENTS})
   target_link_libraries(${exe} PRIVATE kokkossketch_test_main)
   # Test binaries stay in <build>/unit_tests/ wherever the target is declared.
   set_target_properties(${exe} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/unit_tests)
-  gtest_discover_tests(${exe} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-                       PROPERTIES ENVIRONMENT "OMP_PROC_BIND=false")
+  set(_props ENVIRONMENT "OMP_PROC_BIND=false")
+  if(_ks_ENVIRONMENT_MODIFICATION)
+    list(APPEND _props ENVIRONMENT_MODIFICATION "${_ks_ENVIRONMENT_MODIFICATION}")
+  endif()
+  gtest_discover_tests(${exe} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 PROPERTIES ${_props})
 endfunction()
 
 # One executable run under mpiexec with 1, 2, 3 and 4 ranks (see kokkossketch_add_topic MPI).
