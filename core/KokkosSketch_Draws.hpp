@@ -8,6 +8,7 @@
 #ifndef KOKKOSSKETCH_DRAWS_HPP
 #define KOKKOSSKETCH_DRAWS_HPP
 
+#include <KokkosSketch_BoxMuller.hpp>
 #include <KokkosSketch_Philox.hpp>
 
 #include <cmath>
@@ -51,19 +52,12 @@ KOKKOSSKETCH_FUNCTION double sign_from_bit(std::uint32_t w, int bit) {
   return ((w >> bit) & 1u) ? -1.0 : 1.0;
 }
 
-/// Two standard normal draws by Box-Muller from two words, in double (the library's Gaussian
-/// stream on every backend: host std:: math, CUDA's double-precision math on devices).
+/// Two standard normal draws by Box-Muller from two words, in double: the library's own
+/// fixed-operation transform (Impl::box_muller, KokkosSketch_BoxMuller.hpp), the same bits on
+/// every backend.
 KOKKOSSKETCH_FUNCTION void gaussian_pair_raw(std::uint32_t w0, std::uint32_t w1, double& z0,
                                              double& z1) {
-  constexpr double two_pi = 6.283185307179586476925286766559;
-  using std::cos;
-  using std::log;
-  using std::sin;
-  using std::sqrt;
-  const double r = sqrt(-2.0 * log(u01_32(w0)));
-  const double t = two_pi * (static_cast<double>(w1) * 0x1.0p-32);
-  z0 = r * cos(t);
-  z1 = r * sin(t);
+  box_muller(w0, w1, z0, z1);
 }
 
 /// \brief High 64 bits of the 128-bit product a b, from 32-bit halves (exact, portable:

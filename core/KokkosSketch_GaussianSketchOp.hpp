@@ -29,8 +29,9 @@ struct GaussianSketchDist {
 ///
 /// S is the dense operator `DenseOp(DenseDist{p, n, DenseEntries::gaussian,
 /// Scaling::isometric}, state)`: entry (i, j) is a pure function of (state, i, j), never
-/// stored, the same on every backend (up to the last bits of the device math library's
-/// log/sin/cos in Box-Muller). It uses counter rows [state.counter, state.counter + p).
+/// stored, bit for bit the same on every backend (Box-Muller with the library's own log, sin
+/// and cos: KokkosSketch_BoxMuller.hpp). It uses counter rows [state.counter, state.counter +
+/// p).
 /// A submatrix keeps the full matrix's scaling \f$1/\sqrt{p}\f$.
 class GaussianSketchOp {
  public:

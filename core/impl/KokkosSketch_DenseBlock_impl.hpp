@@ -11,9 +11,9 @@
 /// - Rademacher: a 256-entry table maps a byte of a word to eight +-scale values (the bits
 ///   are the same as Impl::sign_from_bit's);
 /// - uniform: Impl::uniform_pm1 of each word (exact arithmetic; vectorizes);
-/// - Gaussian: Impl::gaussian_pair once per pair of words (the operator's own Box-Muller,
-///   scalar log/sqrt/sin/cos of the host math library: vectorized variants of those functions
-///   round differently, so they are not used).
+/// - Gaussian: the library's Box-Muller (KokkosSketch_BoxMuller.hpp) on all 16 lanes at
+///   once (Impl::box_muller_lanes16: vectorized where the CPU has AVX2 and FMA, the same
+///   bits as Impl::gaussian_pair).
 /// Each value is written as T(scale * raw entry), the expression Impl::materialize_dense uses,
 /// so the block equals materialize() bit for bit (unit_tests/core/Test_Operators.cpp checks it
 /// for every entry kind, submatrix offsets and odd extents).
@@ -127,6 +127,18 @@ void dense_fill_row(const DenseOp& S, std::int64_t i, std::int64_t j0, std::int6
     // Entries of this batch: global columns [c0, c1); column c goes to out[c - g0] when
     // g0 <= c < g1.
     const std::int64_t c0 = blk * bs, c1 = (blk + nl) * bs;
+    if (kind == DenseEntries::gaussian && nl == kPhiloxLanes && c0 >= g0 && c1 <= g1) {
+      // Whole lanes: entries 4l + w of the batch are the Box-Muller values of words w.
+      static_assert(kPhiloxLanes == 16, "box_muller_lanes16 takes 16 lanes");
+      double z[4][kPhiloxLanes];
+      box_muller_lanes16(x, z);
+      T* const dst = out + (c0 - g0);
+      for (int w = 0; w < 4; ++w) {
+        KOKKOSSKETCH_SIMD_LOOP
+        for (int l = 0; l < kPhiloxLanes; ++l) dst[4 * l + w] = T(scale * z[w][l]);
+      }
+      continue;
+    }
     if (kind == DenseEntries::uniform && c0 >= g0 && c1 <= g1) {
       T* const dst = out + (c0 - g0);
       for (int w = 0; w < 4; ++w) {

@@ -161,35 +161,6 @@ template <class T>
   return ::testing::AssertionFailure() << bad << " of " << got.size() << " differ:" << os.str();
 }
 
-/// Distance in units in the last place between two finite doubles.
-std::uint64_t ulp_distance(double a, double b) {
-  if (a == b) return 0;
-  if (!std::isfinite(a) || !std::isfinite(b)) return std::numeric_limits<std::uint64_t>::max();
-  std::int64_t ia, ib;
-  std::memcpy(&ia, &a, sizeof a);
-  std::memcpy(&ib, &b, sizeof b);
-  // Map the sign-magnitude bit patterns onto a monotone integer line.
-  if (ia < 0) ia = std::numeric_limits<std::int64_t>::min() - ia;
-  if (ib < 0) ib = std::numeric_limits<std::int64_t>::min() - ib;
-  return ia > ib ? std::uint64_t(ia) - std::uint64_t(ib) : std::uint64_t(ib) - std::uint64_t(ia);
-}
-
-::testing::AssertionResult within_ulps(const std::vector<double>& got,
-                                       const std::vector<double>& want, std::uint64_t ulps) {
-  if (got.size() != want.size()) return ::testing::AssertionFailure() << "size mismatch";
-  std::size_t bad = 0, worst = 0;
-  std::uint64_t worst_d = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const std::uint64_t d = ulp_distance(got[i], want[i]);
-    if (d > ulps) ++bad;
-    if (d > worst_d) worst_d = d, worst = i;
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " entries differ by more than " << ulps
-                                       << " ulps; worst at " << worst << ": got " << got[worst]
-                                       << " want " << want[worst] << " (" << worst_d << " ulps)";
-}
-
 /// A state with a nontrivial key and a counter near 2^64 in both halves, so that the
 /// modular additions of the counter layout wrap.
 RNGState wrapping_state() {
@@ -391,13 +362,9 @@ TYPED_TEST(OperatorsTest, DenseIsIdenticalToTheHostMaterialization) {
          {S, S.submatrix(2, 130, 11, 500), wide.submatrix(1, two32 + 5, 3, 300)}) {
       const auto got = materialize_dense(Space(), op);
       const auto want = materialize_dense(Host(), op);
-      if (e == DenseEntries::gaussian) {
-        // Box-Muller uses log/sqrt/sin/cos: device and host libm may differ in the last bits.
-        EXPECT_TRUE(within_ulps(got, want, 4)) << entries_name(e);
-      } else {
-        // Signs and uniforms use exact arithmetic only: bit for bit.
-        EXPECT_TRUE(identical(got, want, std::size_t(op.cols()))) << entries_name(e);
-      }
+      // Signs and uniforms use exact arithmetic, Gaussians the library's fixed-operation
+      // Box-Muller (KokkosSketch_BoxMuller.hpp): bit for bit on every space.
+      EXPECT_TRUE(identical(got, want, std::size_t(op.cols()))) << entries_name(e);
       // Rows differ from each other (the row counter is used).
       EXPECT_FALSE(std::equal(got.begin(), got.begin() + op.cols(), got.begin() + op.cols()))
           << entries_name(e);
@@ -559,13 +526,9 @@ TYPED_TEST(OperatorsTest, DenseMaterializeIsTheEntryDefinition) {
           wantf.push_back(double(float(op.scale() * op.entry(i, j))));
         }
       for (const auto v : gotf) gotf_d.push_back(double(v));
-      if (e == DenseEntries::gaussian && !Impl::is_host_space_v<Space>) {
-        // Device libm may differ from the host's in the last bits.
-        EXPECT_TRUE(within_ulps(gotd, wantd, 4)) << entries_name(e);
-      } else {
-        EXPECT_TRUE(identical(gotd, wantd, std::size_t(op.cols()))) << entries_name(e);
-        EXPECT_TRUE(identical(gotf_d, wantf, std::size_t(op.cols()))) << entries_name(e);
-      }
+      // Bit for bit on every space, Gaussians included (the library's own Box-Muller).
+      EXPECT_TRUE(identical(gotd, wantd, std::size_t(op.cols()))) << entries_name(e);
+      EXPECT_TRUE(identical(gotf_d, wantf, std::size_t(op.cols()))) << entries_name(e);
     }
   }
 }

@@ -172,8 +172,8 @@ TYPED_TEST(GaussianSketchTest, CrsIsIdenticalAcrossTeamSizes) {
 }
 
 // The same seed gives the same Y on this space as on the host: bitwise for the CRS kernel on
-// host spaces (same order, same math library), else to rounding (the dense kernel's sums
-// are split over vector lanes; device log/sin/cos may differ in the last bit).
+// host spaces (same S, same order), else to rounding (the dense kernel's sums are split over
+// vector lanes; device compilers fuse the multiply-adds into FMAs).
 TYPED_TEST(GaussianSketchTest, SameResultAsHostForTheSameSeed) {
   using Space = TypeParam;
   using Host = Kokkos::DefaultHostExecutionSpace;
