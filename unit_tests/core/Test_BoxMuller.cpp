@@ -124,14 +124,14 @@ TYPED_TEST_SUITE(BoxMullerTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 /// Row i: the pair of words (i, i + 1), ln u of word i and sin + cos of word i + 1, computed
 /// on Space.
 template <class Space>
-Kokkos::View<double* [4], Kokkos::HostSpace> device_values(
+Kokkos::View<double* [4], Kokkos::LayoutRight, Kokkos::HostSpace> device_values(
     const std::vector<std::uint32_t>& words) {
   using mem = typename Space::memory_space;
   const std::int64_t n = std::int64_t(words.size()) - 1;
   Kokkos::View<std::uint32_t*, Kokkos::HostSpace> hw("w", n + 1);
   for (std::int64_t i = 0; i <= n; ++i) hw(i) = words[std::size_t(i)];
   const auto w = Kokkos::create_mirror_view_and_copy(mem(), hw);
-  Kokkos::View<double* [4], mem> out("out", n);
+  Kokkos::View<double* [4], Kokkos::LayoutRight, mem> out("out", n);
   Kokkos::parallel_for(
       "box_muller", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(std::int64_t i) {
         double z0, z1, s, c;
