@@ -73,10 +73,7 @@ void distributed_sketch_crs(const char* f, const ExecSpace& space, const Op& S,
   y_buffer result;
   typename y_buffer::HostMirror h_result;
   LocalOutcome outcome = run_local(f, [&] {
-    result = y_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                         "KokkosSketch::Distributed::result"),
-                      std::size_t(k), std::size_t(d));
-    h_result = Kokkos::create_mirror_view(result);
+    result_buffers<ExecSpace>(f, dopts.transport, Y, k, d, result, h_result);
   });
 
   bool on_device = false;  // the reduced result already in `result` (NCCL)

@@ -12,6 +12,7 @@
 #endif
 
 #include <KokkosSketch_Checks.hpp>
+#include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_DistributedMatrix.hpp>
 #include <KokkosSketch_DistributedOptions.hpp>
 #include <KokkosSketch_Error.hpp>
@@ -28,6 +29,7 @@
 #include <climits>
 #include <string>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace KokkosSketch {
@@ -315,6 +317,31 @@ bool plain_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, const Re
   return false;
 }
 
+/// \brief The k x d buffers of a distributed call's replicated result, allocated in the
+/// caller's run_local: with NCCL (use_nccl() for `transport`) the reduction runs on the device
+/// and needs no host mirror, and a Y that is row-major, contiguous and of the buffer's type
+/// and memory space is the buffer itself (unmanaged: the partial or the rounding is written
+/// and all-reduced in place, nothing is copied; on an Error, Y holds unspecified values);
+/// otherwise a new device buffer, and with host MPI its host mirror.
+template <class ExecSpace, class YBuffer, class YView>
+void result_buffers(const char* f, Distributed::Transport transport, const YView& Y,
+                    std::int64_t k, std::int64_t d, YBuffer& result,
+                    typename YBuffer::HostMirror& h_result) {
+  const bool nccl = use_nccl<ExecSpace>(f, transport);
+  if constexpr (std::is_same_v<typename YView::array_layout, Kokkos::LayoutRight> &&
+                std::is_same_v<typename YView::memory_space, typename YBuffer::memory_space> &&
+                std::is_same_v<typename YView::value_type, typename YBuffer::value_type>) {
+    if (nccl && Y.span_is_contiguous()) {
+      result = YBuffer(Y.data(), std::size_t(k), std::size_t(d));
+      return;
+    }
+  }
+  result = YBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                      "KokkosSketch::Distributed::result"),
+                   std::size_t(k), std::size_t(d));
+  if (!nccl) h_result = create_host_mirror_noinit(result);
+}
+
 /// The replicated result (h_result, or `result` itself when `on_device`) into Y (any
 /// layout); its finite check agreed on, with `before` (a local failure since the last
 /// agreement; then nothing is done here) (in the plain reduction the ranks' copies of Y need
@@ -327,7 +354,8 @@ void finish_distributed(const char* f, const ExecSpace& space, MPI_Comm comm,
   LocalOutcome outcome = before;
   if (!outcome.failed) outcome = run_local(f, [&] {
     if (!on_device) Kokkos::deep_copy(space, result, h_result);
-    copy_2d(space, Y, result, std::int64_t(Y.extent(0)), std::int64_t(Y.extent(1)));
+    if (static_cast<const void*>(result.data()) != static_cast<const void*>(Y.data()))
+      copy_2d(space, Y, result, std::int64_t(Y.extent(0)), std::int64_t(Y.extent(1)));
     if (check_finite) check_finite_result(f, space, Y);
     space.fence();  // the host buffers die with the call
   });
@@ -370,10 +398,7 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
   y_buffer result;  // k x d, the replicated result before it is copied into Y
   typename y_buffer::HostMirror h_result;
   LocalOutcome outcome = run_local(f, [&] {
-    result = y_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                         "KokkosSketch::Distributed::result"),
-                      std::size_t(k), std::size_t(d));
-    h_result = Kokkos::create_mirror_view(result);
+    result_buffers<ExecSpace>(f, dopts.transport, Y, k, d, result, h_result);
   });
 
   bool on_device = false;  // the reduced result already in `result` (NCCL)
