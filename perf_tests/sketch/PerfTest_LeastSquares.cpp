@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Perf suite of the least-squares solvers, registered once per enabled execution space
 // (double, A n x d LayoutLeft, PerfTest_LeastSquaresInputs.hpp):
-//   lsq_direct_qr             baseline: Householder QR of A (LAPACK / cuSOLVER through
-//                             Impl::DenseLA), x = R^{-1} Q^T b;
+//   lsq_direct_qr             baseline: Householder QR of [A, b] (LAPACK / cuSOLVER
+//                             geqrf through Impl::DenseLA), x = R^{-1} (Q^T b), Q^T b read
+//                             from R's last column (Q is never formed);
 //   lsq_sketch_and_solve      Gaussian sketch, QR of S [A, b];
 //   lsq_sketch_and_precondition_{gaussian,count_sketch}  sketch, QR, LSQR on A R^{-1};
 //   lsq_{sketch_and_solve,sketch_and_precondition}_automatic  the default options
@@ -33,6 +34,8 @@ template <class Space>
 struct LsqInputs {
   LsqMatrix<Space> A;
   LsqVector<Space> b, x;
+  LsqMatrix<Space> AB, R;  ///< the direct solve's [A, b] (n x (d + 1)) and R (d x d)
+  LsqVector<Space> tau;    ///< its reflector factors (d + 1)
 };
 
 template <class Space>
@@ -44,20 +47,41 @@ LsqInputs<Space>& lsq_inputs(const Space& space, const LsqSize& s) {
     in.A = LsqMatrix<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::A"), s.n, s.d);
     in.b = LsqVector<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::b"), s.n);
     in.x = LsqVector<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::x"), s.d);
+    in.AB = LsqMatrix<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::AB"), s.n, s.d + 1);
+    in.R = LsqMatrix<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::R"), s.d, s.d);
+    in.tau = LsqVector<Space>(Kokkos::view_alloc(space, "KokkosSketch::perf::tau"), s.d + 1);
     fill_lsq(space, in.A, in.b);
     space.fence();
     return in;
   });
 }
 
-/// Direct solve: R from the QR of A, z = Q^T b, x = R^{-1} z.
+/// Direct solve, the baseline a user would write with LAPACK or cuSOLVER: one Householder
+/// QR of [A, b] (n x (d + 1)), whose R has Q^T b above its corner in the last column, so
+/// x = R(0:d, 0:d)^{-1} R(0:d, d) without forming Q (what LAPACK's least-squares drivers do).
 template <class Space>
 void direct_qr_solve(const Space& space, const LsqInputs<Space>& in) {
+  const std::int64_t d = std::int64_t(in.A.extent(1));
+  const auto top = std::make_pair(std::int64_t(0), d);
+  Kokkos::deep_copy(space, Kokkos::subview(in.AB, Kokkos::ALL, top), in.A);
+  Kokkos::deep_copy(space, Kokkos::subview(in.AB, Kokkos::ALL, d), in.b);
   Impl::DenseLA<Space, double> la(space);
-  typename Impl::DenseLA<Space, double>::matrix_type Q;
-  const auto R = la.qr(in.A, &Q);
-  la.gemv("T", 1.0, Q, in.b, 0.0, in.x);
-  la.trsm(Impl::Side::left, Impl::Trans::none, R, Impl::as_column(in.x));
+  la.geqrf(in.AB, in.tau);
+  Kokkos::deep_copy(space, in.R, Kokkos::subview(in.AB, top, top));
+  Kokkos::deep_copy(space, in.x, Kokkos::subview(in.AB, top, d));
+  la.trsm(Impl::Side::left, Impl::Trans::none, in.R, Impl::as_column(in.x));
+}
+
+/// ||b - A x|| / ||b|| of the last solve (outside the timed calls): the solvers' results
+/// side by side in the report.
+template <class Space>
+double relative_residual(const Space& space, const LsqInputs<Space>& in) {
+  Impl::DenseLA<Space, double> la(space);
+  LsqVector<Space> r(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::perf::r"),
+                     in.b.extent(0));
+  Kokkos::deep_copy(space, r, in.b);
+  la.gemv("N", -1.0, in.A, in.x, 1.0, r);
+  return la.nrm2(r) / la.nrm2(in.b);
 }
 
 /// Which solver a benchmark times.
@@ -105,6 +129,7 @@ void bench_lsq(benchmark::State& state, const std::string& name, const Space& sp
     state.counters["n"] = double(s.n);
     state.counters["d"] = double(s.d);
     if (iterations > 0) state.counters["lsqr_iterations"] = double(iterations);
+    state.counters["relative_residual"] = relative_residual(space, in);
     if (method == LsqMethod::solve_automatic || method == LsqMethod::precondition_automatic) {
       // What automatic chose (0 gaussian, 1 count_sketch) and its rows.
       const bool pre = method == LsqMethod::precondition_automatic;
