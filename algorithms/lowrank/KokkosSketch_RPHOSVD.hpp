@@ -43,7 +43,8 @@ struct RPHOSVDOptions {
   RNGState state{};
   /// Materialize the N operators Omega_(i) once (at the first compute() after construction
   /// or set_state()) and reuse them in later calls, as the randomized SVD plan does: memory
-  /// sum_i (prod_{k != i} I_k) J_i entries (FP32 for sgemm, FP16 for shgemm_fp16/tf32).
+  /// sum_i (prod_{k != i} I_k) J_i entries (FP32 for sgemm and on host spaces, where every
+  /// projection is an SGEMM; FP16 for shgemm_fp16/tf32 on CUDA).
   /// false: generate each one in every call into one buffer of the largest size. Ignored by
   /// shgemm_fused, which generates Omega inside the product.
   bool reuse_omega = true;
@@ -294,7 +295,7 @@ class RPHOSVD {
       finish_cholesky_qr();  // Q_k = qr(W_k), all modes at once
       m_stats.seconds_qr += timer.lap();
     }
-    m_omega_ready = m_options.reuse_omega;
+    m_omega_ready = keeps_omegas();
     contract_core(a);  // g = A x_1 Q_1^T ... x_N Q_N^T
     if (m_options.check_finite) check_core(f);
     store_outputs(g, Q...);
@@ -415,9 +416,26 @@ class RPHOSVD {
     return dmat_t(m_ortho.fp64_x() + m_chol_offset[k], m_dims.n[k], m_ranks.n[k]);
   }
 
-  /// Whether compute() runs the first core step on SHGEMM (RPHOSVDOptions::shgemm_core).
+  /// Whether the projections are FP32 GEMMs of W_k = A_(k) Omega_(k) with Omega's exact FP32
+  /// values in a stored FP32 buffer: ProjectionGemm::sgemm, and every SHGEMM variant on host
+  /// spaces. A CPU has no 16-bit matrix units to emulate FP32 with, so its SHGEMM is this same
+  /// product (Impl::ShgemmApply's host path); the plan runs it directly and so keeps the host
+  /// SGEMM path's layout choices (the slabs of the middle modes, no per-call conversion of
+  /// Omega). shgemm_fused generates Omega into the buffer in every call.
+  bool projects_by_sgemm() const {
+    return m_proj == ProjectionGemm::sgemm || Impl::is_host_space_v<ExecSpace>;
+  }
+
+  /// Whether the plan keeps every mode's Omega between calls (RPHOSVDOptions::reuse_omega;
+  /// never for shgemm_fused, whose Omega is not stored).
+  bool keeps_omegas() const {
+    return m_options.reuse_omega && m_proj != ProjectionGemm::shgemm_fused;
+  }
+
+  /// Whether compute() runs the first core step on SHGEMM (RPHOSVDOptions::shgemm_core; on
+  /// Tensor Core backends only: see projects_by_sgemm).
   bool core_on_shgemm() const {
-    if (!m_options.shgemm_core || m_proj == ProjectionGemm::sgemm) return false;
+    if (!m_options.shgemm_core || projects_by_sgemm()) return false;
     const int k = m_order[0];
     if (m_ranks.n[k] < m_options.shgemm_core_min_rank) return false;
     return m_dims.before(k) == 1 || m_dims.after(k) == 1;

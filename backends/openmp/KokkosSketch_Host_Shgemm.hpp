@@ -24,8 +24,56 @@
 #include <cstdint>
 #include <type_traits>
 
+// F16C conversion of FP16 columns on x86-64 CPUs that have it, chosen at run time.
+#if !defined(__CUDA_ARCH__) && defined(__x86_64__) && defined(__GNUC__)
+#define KOKKOSSKETCH_HOST_F16C 1
+#include <immintrin.h>
+#else
+#define KOKKOSSKETCH_HOST_F16C 0
+#endif
+
 namespace KokkosSketch {
 namespace Impl {
+
+#if KOKKOSSKETCH_HOST_F16C
+/// Whether this CPU converts FP16 by instruction (F16C; asked once per process).
+inline bool host_has_f16c() {
+  static const bool v = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  }();
+  return v;
+}
+
+/// dst[i] = to_float(src[i]) for i < n by vcvtph2ps, eight at a time: exact, as to_float.
+/// A group of eight with an Inf or NaN goes through to_float, which keeps a signalling NaN's
+/// payload bits as they are (the instruction would set the quiet bit).
+__attribute__((target("avx,f16c"))) inline void fp16_to_float_f16c(const fp16* src, float* dst,
+                                                                   std::int64_t n) {
+  const __m128i emask = _mm_set1_epi16(0x7C00);
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, emask), emask)) == 0) {
+      _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    } else {
+      for (int l = 0; l < 8; ++l) dst[i + l] = to_float(src[i + l]);
+    }
+  }
+  for (; i < n; ++i) dst[i] = to_float(src[i]);
+}
+#endif
+
+/// dst[i] = to_float(src[i]) for i < n on the host (F16C where the CPU has it).
+inline void fp16_to_float_host(const fp16* src, float* dst, std::int64_t n) {
+#if KOKKOSSKETCH_HOST_F16C
+  if (host_has_f16c()) {
+    fp16_to_float_f16c(src, dst, n);
+    return;
+  }
+#endif
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = to_float(src[i]);
+}
 
 /// C = A B on a host space: B to FP32 (exact), then SGEMM. The variant is not used (see the
 /// file comment).
@@ -33,15 +81,6 @@ template <class ExecSpace, class AView, class BSource, class CView>
 struct ShgemmApply<ExecSpace, AView, BSource, CView,
                    std::enable_if_t<is_host_space_v<ExecSpace>>> {
   static constexpr const char* path = "host-sgemm";
-  /// Entry (i, j) of B as float (exact). A function rather than an `if constexpr` inside the
-  /// lambda: nvcc rejects extended lambdas that first capture a variable in such a branch.
-  KOKKOS_INLINE_FUNCTION static float b_value(const BSource& B, std::int64_t i, std::int64_t j) {
-    if constexpr (is_half_gaussian_fp16<BSource>::value) {
-      return B.value(i, j);
-    } else {
-      return to_float(B(i, j));
-    }
-  }
   static void apply(const ExecSpace& space, const AView& A, const BSource& B, const CView& C,
                     ShgemmVariant /*variant*/) {
     const std::int64_t k = A.extent(1), n = C.extent(1);
@@ -50,11 +89,7 @@ struct ShgemmApply<ExecSpace, AView, BSource, CView,
     Kokkos::View<float**, Kokkos::LayoutLeft, mem_t> Bf(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::shgemm::b_fp32"),
         k, n);
-    using policy_t =
-        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
-    Kokkos::parallel_for(
-        "KokkosSketch::shgemm[host:b_fp32]", policy_t(space, {0, 0}, {k, n}),
-        KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { Bf(i, j) = b_value(B, i, j); });
+    to_fp32(space, B, Bf);
     using c_layout = typename CView::array_layout;
     if constexpr (std::is_same<c_layout, Kokkos::LayoutLeft>::value ||
                   std::is_same<c_layout, Kokkos::LayoutRight>::value) {
@@ -68,6 +103,54 @@ struct ShgemmApply<ExecSpace, AView, BSource, CView,
       DenseLA<ExecSpace, float>(space).gemm("N", "N", 1.0f, A, Bf, 0.0f, T);
       copy(space, T, C);
     }
+  }
+
+  /// Bf = B's exact FP32 values. The FP16 Gaussian operator is generated a Philox call per
+  /// four rows (Impl::materialize_half, the blocked generator); a View is converted a column
+  /// per iteration, the rows in a contiguous inner loop.
+  template <class BfView>
+  static void to_fp32(const ExecSpace& space, const BSource& B, const BfView& Bf) {
+    if constexpr (is_half_gaussian_fp16<BSource>::value) {
+      materialize_half(space, B, Bf);
+    } else if constexpr (contiguous_fp16_columns()) {
+      const std::int64_t k = Bf.extent(0);
+      if (k > 0 && B.stride(0) == 1) {
+        // Each column of B is k contiguous FP16 values: a column per iteration, converted
+        // eight at a time.
+        Kokkos::parallel_for(
+            "KokkosSketch::shgemm[host:b_fp32]",
+            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+                space, 0, std::int64_t(Bf.extent(1))),
+            [=](std::int64_t j) { fp16_to_float_host(&B(0, j), &Bf(0, j), k); });
+        return;
+      }
+      to_fp32_any(space, B, Bf);
+    } else {
+      to_fp32_any(space, B, Bf);
+    }
+  }
+
+  /// Whether B is a View of FP16 values whose columns may be contiguous (checked at run time).
+  static constexpr bool contiguous_fp16_columns() {
+    if constexpr (Kokkos::is_view<BSource>::value) {
+      return std::is_same<typename BSource::non_const_value_type, fp16>::value &&
+             !std::is_same<typename BSource::array_layout, Kokkos::LayoutRight>::value;
+    } else {
+      return false;
+    }
+  }
+
+  /// Bf = B's exact FP32 values, entry by entry (any layout and value type).
+  template <class BfView>
+  static void to_fp32_any(const ExecSpace& space, const BSource& B, const BfView& Bf) {
+    const std::int64_t k = Bf.extent(0);
+    Kokkos::parallel_for(
+        "KokkosSketch::shgemm[host:b_fp32]",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+            space, 0, std::int64_t(Bf.extent(1))),
+        KOKKOS_LAMBDA(std::int64_t j) {
+          for (std::int64_t i = 0; i < k; ++i) Bf(i, j) = to_float(B(i, j));
+        });
   }
 
   /// C = T on the instance (outside the `if constexpr`, for nvcc's extended lambdas).

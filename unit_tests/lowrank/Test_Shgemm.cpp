@@ -534,6 +534,21 @@ TEST(ShgemmSplit, HelpersMatchDefinitions) {
     const float got = Impl::fp16_to_float_nobranch(std::uint16_t(h));
     ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0) << h;
   }
+  // The host SHGEMM's column conversion (F16C on CPUs that have it, eight at a time, with
+  // Inf/NaN groups and tails entry by entry), on every binary16 at every start offset mod 8:
+  // bit for bit as to_float, NaN payloads included.
+  std::vector<fp16> all(0x10000u + 7u);
+  for (std::uint32_t h = 0; h < all.size(); ++h) all[h] = fp16{std::uint16_t(h * 0x9E37u)};
+  std::vector<float> got(all.size());
+  for (int start = 0; start < 8; ++start) {
+    const std::int64_t n = std::int64_t(all.size()) - start;
+    Impl::fp16_to_float_host(all.data() + start, got.data(), n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float want = to_float(all[std::size_t(start + i)]);
+      ASSERT_EQ(std::memcmp(&got[std::size_t(i)], &want, sizeof want), 0)
+          << "start " << start << " bits " << all[std::size_t(start + i)].bits;
+    }
+  }
 }
 
 }  // namespace

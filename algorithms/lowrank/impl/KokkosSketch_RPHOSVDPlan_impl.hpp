@@ -30,8 +30,8 @@ void RPHOSVD<ExecSpace>::project(int k, const float* a) {
   const HalfGaussianOp<fp16> omega(mode_state(k), rows, J);
   const mat_t W = factor(k);
   // The unfolding: A_(k) (trans "N") or its transpose (trans "T"), in place or permuted.
-  const bool sgemm = m_proj == ProjectionGemm::sgemm;
-  const bool generate = !m_omega_ready;
+  const bool sgemm = projects_by_sgemm();
+  const bool generate = !m_omega_ready || m_proj == ProjectionGemm::shgemm_fused;
   const mat_t Om(sgemm ? m_omega.data() + m_omega_offset[k] : nullptr, rows, J);
   if (sgemm && generate) Impl::materialize_half(m_space, omega, Om);
   const bool middle = P > 1 && S > 1;
@@ -154,14 +154,13 @@ void RPHOSVD<ExecSpace>::check_workspace() const {
     xall += m_dims.n[k] * m_ranks.n[k];
     const std::int64_t P = m_dims.before(k);
     permuted = permuted || (P > 1 && m_dims.after(k) > 1 &&
-                            !(m_proj == ProjectionGemm::sgemm && Impl::use_slabs<ExecSpace>(P)) &&
+                            !(projects_by_sgemm() && Impl::use_slabs<ExecSpace>(P)) &&
                             !unfolded_in_place(k));
   }
   if (m_ortho.cholesky()) ws.add("the FP64 copies of the W", xall, 1, sizeof(double), shape);
-  if (m_options.reuse_omega) omega = omega_all;
-  const std::string omega_cause =
-      m_options.reuse_omega ? "reuse_omega = true with " + shape : shape;
-  if (m_proj == ProjectionGemm::sgemm) {
+  if (keeps_omegas()) omega = omega_all;
+  const std::string omega_cause = keeps_omegas() ? "reuse_omega = true with " + shape : shape;
+  if (projects_by_sgemm()) {
     ws.add("the Omega_(i)", omega, 1, sizeof(float), omega_cause);
   } else if (m_proj != ProjectionGemm::shgemm_fused) {
     ws.add("the Omega_(i) (FP16)", omega, 1, sizeof(fp16), omega_cause);
@@ -196,7 +195,7 @@ void RPHOSVD<ExecSpace>::allocate() {
   for (int k = 0; k < N; ++k) {
     m_W[k] = alloc("W", m_dims.n[k] * m_ranks.n[k]);
     const std::int64_t entries = m_dims.size() / m_dims.n[k] * m_ranks.n[k];
-    m_omega_offset[k] = m_options.reuse_omega ? omega_all : 0;
+    m_omega_offset[k] = keeps_omegas() ? omega_all : 0;
     omega = std::max(omega, entries);
     omega_all += entries;
     jmax = std::max(jmax, m_ranks.n[k]);
@@ -204,7 +203,7 @@ void RPHOSVD<ExecSpace>::allocate() {
     // on host spaces and SHGEMM projections read it in place where the backend can.
     const std::int64_t P = m_dims.before(k);
     permuted = permuted || (P > 1 && m_dims.after(k) > 1 &&
-                            !(m_proj == ProjectionGemm::sgemm && Impl::use_slabs<ExecSpace>(P)) &&
+                            !(projects_by_sgemm() && Impl::use_slabs<ExecSpace>(P)) &&
                             !unfolded_in_place(k));
   }
   m_ortho.reserve(jmax);
@@ -233,8 +232,8 @@ void RPHOSVD<ExecSpace>::allocate() {
     m_ortho.reserve_fp64(xmax, gmax);
   }
   m_workspace_bytes += m_ortho.workspace_bytes();
-  if (m_options.reuse_omega) omega = omega_all;
-  if (m_proj == ProjectionGemm::sgemm) {
+  if (keeps_omegas()) omega = omega_all;
+  if (projects_by_sgemm()) {
     m_omega = alloc("Omega", omega);
   } else if (m_proj != ProjectionGemm::shgemm_fused) {
     m_omega_h = half_buf_t(Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing,
