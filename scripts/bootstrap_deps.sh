@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #
 # Provides what a fresh Debian 12 machine lacks to build KokkosSketch:
-#   * Debian -dev packages (compiler, CMake, OpenBLAS/LAPACK and OpenBLAS's OpenMP build, FFTW
-#     with pkg-config, GoogleTest, Google Benchmark, matplotlib for the plots, OpenMPI for the
-#     distributed layer, and numpy / scipy / scikit-learn, the CPU peers the main job times
-#     beside the library);
+#   * Debian -dev packages (compiler, CMake, OpenBLAS/LAPACK (and OpenBLAS's OpenMP build with
+#     KOKKOSSKETCH_OPENMP_BLAS=1), FFTW with pkg-config, GoogleTest, Google Benchmark,
+#     matplotlib for the plots, OpenMPI for the distributed layer, and numpy / scipy /
+#     scikit-learn, the CPU peers the main job times beside the library);
 #   * Kokkos (OpenMP + Serial) and Kokkos Kernels (ETI off, BLAS/LAPACK TPLs) 3.4.01, built
 #     from Debian's `trilinos` source package (bookworm), fetched through a private apt source
 #     list (the system's apt configuration is not edited).
@@ -23,9 +23,10 @@ sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 
 # 1. Debian packages (only the missing ones).
-pkgs=(g++ cmake make dpkg-dev xz-utils libopenblas-dev libopenblas0-openmp liblapack-dev liblapacke-dev
+pkgs=(g++ cmake make dpkg-dev xz-utils libopenblas-dev liblapack-dev liblapacke-dev
       libfftw3-dev pkg-config libgtest-dev libbenchmark-dev python3-matplotlib git
       libopenmpi-dev openmpi-bin python3-numpy python3-scipy python3-sklearn)
+[ "${KOKKOSSKETCH_OPENMP_BLAS:-0}" = 1 ] && pkgs+=(libopenblas0-openmp)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

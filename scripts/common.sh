@@ -16,14 +16,14 @@ kokkossketch_build() {
     prefix="$(bash "$KS_ROOT/scripts/bootstrap_deps.sh" | tail -n 1)"
     deps=(-DKokkos_ROOT="$prefix" -DKokkosKernels_ROOT="$prefix")
   fi
-  # The OpenMP build of OpenBLAS (Debian's libopenblas0-openmp, installed by the bootstrap;
-  # not the system default) for the binaries of the build tree: it runs on the OpenMP
-  # runtime's threads, which the OpenMP backend shares. The default pthread build sizes its
-  # pool by the main thread's CPU mask, which OMP_PROC_BIND pins to one CPU (one BLAS thread),
-  # and unbound its threads compete with the OpenMP team's (docs/install.md, "Host BLAS").
-  # KOKKOSSKETCH_OPENMP_BLAS=0 keeps the system's choice.
+  # KOKKOSSKETCH_OPENMP_BLAS=1: the binaries of the build tree run on OpenBLAS's OpenMP build
+  # (Debian's libopenblas0-openmp, which the bootstrap then installs; a run path to its
+  # folder, the system's choice unchanged). It shares the OpenMP runtime's threads with the
+  # OpenMP backend: large GEMMs run on every thread where Debian's default pthread build, with
+  # OMP_PROC_BIND set, runs one; small and concurrent calls cost more. docs/install.md, "Host
+  # BLAS with the OpenMP backend", has the measurements.
   local omp_blas=""
-  if [ "${KOKKOSSKETCH_OPENMP_BLAS:-1}" != 0 ] && command -v dpkg-architecture >/dev/null; then
+  if [ "${KOKKOSSKETCH_OPENMP_BLAS:-0}" = 1 ] && command -v dpkg-architecture >/dev/null; then
     omp_blas="/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/openblas-openmp"
   fi
   if [ -n "$omp_blas" ] && [ -e "$omp_blas/libopenblas.so.0" ]; then

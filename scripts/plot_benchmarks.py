@@ -100,6 +100,18 @@ BEHIND_REASONS = [
      "an explicit Gaussian sketch: a p x n Gaussian S drawn per call; "
      "`lsq_sketch_and_solve_automatic` picks the CountSketch"),
     (r"^copy_bandwidth$", "a copy ceiling (Kokkos::deep_copy), not an algorithm"),
+    (r"^(sgemm|shgemm_fp16|shgemm_tf32)$",
+     "the peer's OpenBLAS SGEMM, run here on one thread: with OMP_PROC_BIND set, Debian's "
+     "pthread OpenBLAS sizes its pool from the main thread's pinned CPU mask "
+     "(docs/install.md, 'Host BLAS with the OpenMP backend'; KOKKOSSKETCH_OPENMP_BLAS=1)"),
+    (r"^(shgemm_fused|rsvd_fast_shgemm_fused|rphosvd_shgemm_fused)$",
+     "B (Omega) generated in every call, an erfinv draw per entry (about 20 ns on one core), "
+     "against the peer's stored matrix"),
+    (r"^rphosvd_.*fresh_omega$",
+     "the Omegas are the library's FP16 Gaussian operator, an erfinv draw per entry with the "
+     "same bits on every backend (about 20 ns on one core); numpy's standard_normal is faster"),
+    (r"^(rsvd_|rphosvd_|leverage_exact$|lsq_direct_qr$)",
+     "small GEMMs and QRs of the host BLAS/LAPACK, on one thread in this process (see `sgemm`)"),
 ]
 
 
