@@ -105,11 +105,11 @@ BEHIND_REASONS = [
      "pthread OpenBLAS sizes its pool from the main thread's pinned CPU mask "
      "(docs/install.md, 'Host BLAS with the OpenMP backend'; KOKKOSSKETCH_OPENMP_BLAS=1)"),
     (r"^(shgemm_fused|rsvd_fast_shgemm_fused|rphosvd_shgemm_fused)$",
-     "B (Omega) generated in every call, an erfinv draw per entry (about 20 ns on one core), "
+     "B (Omega) generated in every call, an erfinv draw per entry (about 6 ns on one core), "
      "against the peer's stored matrix"),
     (r"^rphosvd_.*fresh_omega$",
      "the Omegas are the library's FP16 Gaussian operator, an erfinv draw per entry with the "
-     "same bits on every backend (about 20 ns on one core); numpy's standard_normal is faster"),
+     "same bits on every backend (about 6 ns on one core)"),
     (r"^(rsvd_|rphosvd_|leverage_exact$|lsq_direct_qr$)",
      "small GEMMs and QRs of the host BLAS/LAPACK, on one thread in this process (see `sgemm`)"),
 ]

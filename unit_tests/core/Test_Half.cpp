@@ -344,6 +344,36 @@ TEST(Half, Gaussian32AgainstLongDoubleQuantile) {
   EXPECT_NEAR(gaussian32(0u), 6.33796, 0.005);
 }
 
+TEST(Half, Gaussian32LanesBitForBit) {
+  // The host's lane form (vectorized where the CPU has AVX2) against gaussian32, bit for bit:
+  // 2^23 words spread over the whole 32-bit range, every word of the tails (|w| within 2^16
+  // of 0 and of 2^31, both signs), every word around the erfinv's branch point (lw = 5, near
+  // |w| = 7.23e6), and counts that leave a scalar remainder.
+  std::vector<std::uint32_t> w;
+  for (std::uint32_t k = 0; k < (1u << 23); ++k) w.push_back(k * 0x9E3779B1u);
+  for (std::uint32_t k = 0; k < (1u << 16); ++k)
+    for (std::uint32_t base : {0u, 0x7FFF0000u, 0x006E0000u, 0x006F0000u})
+      for (std::uint32_t sign : {0u, 0x80000000u}) w.push_back((base + k) | sign);
+  std::vector<float> got(w.size());
+  for (int tail : {0, 3, 7}) {
+    const int n = int(w.size()) - tail;
+    Impl::gaussian32_lanes(w.data() + tail, got.data(), n);
+    for (int l = 0; l < n; ++l) {
+      const float want = gaussian32(w[std::size_t(tail + l)]);
+      ASSERT_EQ(float_to_bits(got[std::size_t(l)]), float_to_bits(want))
+          << "word " << w[std::size_t(tail + l)] << ": " << got[std::size_t(l)] << " vs " << want;
+    }
+  }
+  // Both branches are taken in the words above.
+  int tails = 0;
+  for (std::uint32_t k = 0x006E0000u; k < 0x00700000u; ++k)
+    tails += -Impl::log_det(Impl::mul_rn(Impl::mul_rn(float(2u * k + 1u), 2.3283064365386963e-10f),
+                                         2.0f - Impl::mul_rn(float(2u * k + 1u),
+                                                             2.3283064365386963e-10f))) >= 5.0f;
+  EXPECT_GT(tails, 0);
+  EXPECT_LT(tails, 0x20000);
+}
+
 TEST(Half, Gaussian32MomentsAndKolmogorovSmirnov) {
   // N = 2^20 draws from Philox words (fixed key). Mean and variance: |z| <= 5 standard errors
   // (two-sided FPR 5.7e-7 each). KS: D <= sqrt(ln(2/alpha) / (2N)) with alpha = 1e-6.
@@ -574,6 +604,12 @@ TYPED_TEST(HalfTest, MaterializeMatchesHostEntries) {
   const auto part = materialized_bits<Space, fp16, fp16, Kokkos::LayoutRight>(sub);
   for (std::int64_t i = 0; i < 97; ++i)
     for (std::int64_t j = 0; j < 31; ++j) ASSERT_EQ(part[i * 31 + j], full[(i + 5) * 37 + j + 2]);
+  // Taller than the host generator's 256-row chunks, at a row offset that is not a multiple
+  // of its 4-row Philox blocks.
+  const HalfGaussianOp<fp16> T(s, 1030, 5);
+  const auto tall = T.submatrix(3, 1, 1021, 3);
+  EXPECT_EQ((materialized_bits<Space, fp16, float, Kokkos::LayoutLeft>(tall)),
+            (host_bits<fp16, float>(tall)));
   Kokkos::View<fp16**, typename Space::memory_space> wrong("wrong", 131, 36);
   TestUtil::expect_error([&] { materialize(Space(), H, wrong); }, "materialize", "131 x 36");
 }
