@@ -99,6 +99,13 @@ BEHIND_REASONS = [
     (r"^lsq_sketch_and_solve$",
      "an explicit Gaussian sketch: a p x n Gaussian S drawn per call; "
      "`lsq_sketch_and_solve_automatic` picks the CountSketch"),
+    (r"^lsq_sketch_and_precondition_gaussian$",
+     "an explicit Gaussian sketch: a p x n Gaussian S drawn per call; "
+     "`lsq_sketch_and_precondition_automatic` picks the CountSketch at this size"),
+    (r"^(cms_update_atomic|atomic_baseline)$",
+     "the atomic update forced (one atomic add per row and key, which `automatic` uses on "
+     "host spaces only for batches too small to pay for per-thread tables) and its floor; "
+     "`cms_update` is the library's default row"),
     (r"^copy_bandwidth$", "a copy ceiling (Kokkos::deep_copy), not an algorithm"),
     (r"^(sgemm|shgemm_fp16|shgemm_tf32)$",
      "the peer's OpenBLAS SGEMM, run here on one thread: with OMP_PROC_BIND set, Debian's "
