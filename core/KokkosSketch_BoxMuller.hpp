@@ -39,18 +39,11 @@
 #define KOKKOSSKETCH_BOXMULLER_HPP
 
 #include <KokkosSketch_Philox.hpp>
+#include <impl/KokkosSketch_HostCpu_impl.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-
-// Host clones for x86-64 CPUs with AVX2 and FMA, chosen at run time (see the file comment).
-#if !defined(__CUDA_ARCH__) && defined(__x86_64__) && defined(__GNUC__)
-#define KOKKOSSKETCH_BOXMULLER_X86_CLONES 1
-#include <immintrin.h>
-#else
-#define KOKKOSSKETCH_BOXMULLER_X86_CLONES 0
-#endif
 
 namespace KokkosSketch {
 namespace Impl {
@@ -155,16 +148,7 @@ KOKKOSSKETCH_FUNCTION void box_muller_pair(std::uint32_t w0, std::uint32_t w1, d
   z1 = r * s;
 }
 
-#if KOKKOSSKETCH_BOXMULLER_X86_CLONES
-/// Whether this CPU has AVX2 and FMA (asked once per process).
-inline bool host_has_avx2_fma() {
-  static const bool v = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return v;
-}
-
+#if KOKKOSSKETCH_HOST_X86
 /// box_muller_pair compiled for AVX2 + FMA (the fma calls become instructions).
 __attribute__((target("avx2,fma"), noinline)) inline void box_muller_pair_fma(
     std::uint32_t w0, std::uint32_t w1, double& z0, double& z1) {
@@ -202,8 +186,8 @@ __attribute__((target("avx2,fma"))) inline void box_muller_lanes16_avx2(
 /// z[2p + 1][l] are box_muller_pair of words x[2p][l] and x[2p + 1][l] (p = 0, 1), bit for
 /// bit.
 inline void box_muller_lanes16(const std::uint32_t (&x)[4][16], double (&z)[4][16]) {
-#if KOKKOSSKETCH_BOXMULLER_X86_CLONES
-  if (host_has_avx2_fma()) {
+#if KOKKOSSKETCH_HOST_X86
+  if (host_cpu().avx2_fma) {
     box_muller_lanes16_avx2(x, z);
     return;
   }
@@ -218,8 +202,8 @@ inline void box_muller_lanes16(const std::uint32_t (&x)[4][16], double (&z)[4][1
 /// AVX2 and FMA through its FMA-compiled copy (the same bits, without library fma calls).
 KOKKOSSKETCH_FUNCTION void box_muller(std::uint32_t w0, std::uint32_t w1, double& z0,
                                       double& z1) {
-#if KOKKOSSKETCH_BOXMULLER_X86_CLONES && !defined(__FMA__)
-  if (host_has_avx2_fma()) {
+#if KOKKOSSKETCH_HOST_X86 && !defined(__FMA__)
+  if (host_cpu().avx2_fma) {
     box_muller_pair_fma(w0, w1, z0, z1);
     return;
   }

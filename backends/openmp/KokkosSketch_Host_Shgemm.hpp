@@ -8,8 +8,9 @@
 /// A times the exact FP32 values of B, with SGEMM's accuracy (|error| <= gamma_k |A| |B| per
 /// entry, at least as accurate as either split), whatever the variant. The conversion writes a
 /// k x n FP32 copy of B (twice B's bytes; a HalfGaussianOp<fp16> is generated into it), so
-/// the call costs one SGEMM plus one pass over B. Synchronous on the calling thread, as the
-/// host BLAS is (Included by KokkosSketch_Shgemm_spec.hpp.)
+/// the call costs one SGEMM plus one pass over B; the copy lives in the workspace cache
+/// (Impl::WorkspaceCache), so a repeated call allocates nothing. Synchronous on the calling
+/// thread, as the host BLAS is (Included by KokkosSketch_Shgemm_spec.hpp.)
 #ifndef KOKKOSSKETCH_HOST_SHGEMM_HPP
 #define KOKKOSSKETCH_HOST_SHGEMM_HPP
 
@@ -18,33 +19,19 @@
 #include <KokkosSketch_DenseLA.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_Traits.hpp>
+#include <KokkosSketch_Workspace.hpp>
+#include <impl/KokkosSketch_HostCpu_impl.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <type_traits>
 
-// F16C conversion of FP16 columns on x86-64 CPUs that have it, chosen at run time.
-#if !defined(__CUDA_ARCH__) && defined(__x86_64__) && defined(__GNUC__)
-#define KOKKOSSKETCH_HOST_F16C 1
-#include <immintrin.h>
-#else
-#define KOKKOSSKETCH_HOST_F16C 0
-#endif
-
 namespace KokkosSketch {
 namespace Impl {
 
-#if KOKKOSSKETCH_HOST_F16C
-/// Whether this CPU converts FP16 by instruction (F16C; asked once per process).
-inline bool host_has_f16c() {
-  static const bool v = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-  }();
-  return v;
-}
-
+// F16C conversion of FP16 columns on x86-64 CPUs that have it, chosen at run time.
+#if KOKKOSSKETCH_HOST_X86
 /// dst[i] = to_float(src[i]) for i < n by vcvtph2ps, eight at a time: exact, as to_float.
 /// A group of eight with an Inf or NaN goes through to_float, which keeps a signalling NaN's
 /// payload bits as they are (the instruction would set the quiet bit).
@@ -66,8 +53,8 @@ __attribute__((target("avx,f16c"))) inline void fp16_to_float_f16c(const fp16* s
 
 /// dst[i] = to_float(src[i]) for i < n on the host (F16C where the CPU has it).
 inline void fp16_to_float_host(const fp16* src, float* dst, std::int64_t n) {
-#if KOKKOSSKETCH_HOST_F16C
-  if (host_has_f16c()) {
+#if KOKKOSSKETCH_HOST_X86
+  if (host_cpu().f16c) {
     fp16_to_float_f16c(src, dst, n);
     return;
   }
@@ -85,10 +72,7 @@ struct ShgemmApply<ExecSpace, AView, BSource, CView,
                     ShgemmVariant /*variant*/) {
     const std::int64_t k = A.extent(1), n = C.extent(1);
     if (C.extent(0) == 0 || n == 0) return;
-    using mem_t = typename ExecSpace::memory_space;
-    Kokkos::View<float**, Kokkos::LayoutLeft, mem_t> Bf(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::shgemm::b_fp32"),
-        k, n);
+    const buffer_t Bf = buffer(space, "shgemm[host:b_fp32]", k, n);
     to_fp32(space, B, Bf);
     using c_layout = typename CView::array_layout;
     if constexpr (std::is_same<c_layout, Kokkos::LayoutLeft>::value ||
@@ -96,13 +80,23 @@ struct ShgemmApply<ExecSpace, AView, BSource, CView,
       DenseLA<ExecSpace, float>(space).gemm("N", "N", 1.0f, A, Bf, 0.0f, C);
     } else {
       // A strided C: the product into a contiguous buffer, then copied.
-      const std::int64_t m = C.extent(0);
-      Kokkos::View<float**, Kokkos::LayoutLeft, mem_t> T(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::shgemm::c"), m,
-          n);
+      const buffer_t T = buffer(space, "shgemm[host:c]", std::int64_t(C.extent(0)), n);
       DenseLA<ExecSpace, float>(space).gemm("N", "N", 1.0f, A, Bf, 0.0f, T);
       copy(space, T, C);
     }
+  }
+
+  using mem_t = typename ExecSpace::memory_space;
+  using buffer_t = Kokkos::View<float**, Kokkos::LayoutLeft, mem_t,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  /// A rows x cols FP32 buffer from the workspace cache (kept between calls: no allocation,
+  /// and no first-touch page faults, in a repeated call of the same size).
+  static buffer_t buffer(const ExecSpace& space, const char* tag, std::int64_t rows,
+                         std::int64_t cols) {
+    const std::size_t bytes = std::size_t(rows) * std::size_t(cols) * sizeof(float);
+    void* p = WorkspaceCache<mem_t>::get(WorkspaceKey<ExecSpace>::get(space), tag, bytes);
+    return buffer_t(static_cast<float*>(p), rows, cols);
   }
 
   /// Bf = B's exact FP32 values. The FP16 Gaussian operator is generated a Philox call per

@@ -74,6 +74,28 @@ inline void philox4x32_10_lanes(std::uint32_t (&x)[4][kPhiloxLanes], const Philo
   }
 }
 
+/// \brief Philox4x32-10 of kPhiloxLanes consecutive blocks, the counter layout of both
+/// blocked generators: lane l takes base with words (0, 1), as one 64-bit number, advanced by
+/// blk + l, and words (2, 3) as they are (DenseBlock: the column blocks of one row;
+/// HalfGaussianBlock: the four-row blocks of one column).
+/// \param [in] base the counter of block 0
+/// \param [in] blk the first block
+/// \param [in] key the key
+/// \param [out] x x[w][l] is word w of block blk + l
+inline void philox4x32_10_blocks(const PhiloxCounter& base, std::int64_t blk, const PhiloxKey& key,
+                                 std::uint32_t (&x)[4][kPhiloxLanes]) {
+  const std::uint64_t lo0 = join64(base.v[0], base.v[1]) + std::uint64_t(blk);
+  KOKKOSSKETCH_SIMD_LOOP
+  for (int l = 0; l < kPhiloxLanes; ++l) {
+    const std::uint64_t lo = lo0 + std::uint64_t(l);
+    x[0][l] = std::uint32_t(lo);
+    x[1][l] = std::uint32_t(lo >> 32);
+    x[2][l] = base.v[2];
+    x[3][l] = base.v[3];
+  }
+  philox4x32_10_lanes(x, key);
+}
+
 /// \brief Byte-to-signs table of the Rademacher fill: entry (b, t) is T(scale * s) with s =
 /// -1 when bit t of byte b is set, +1 otherwise (Impl::sign_from_bit).
 template <class T>
@@ -108,21 +130,12 @@ void dense_fill_row(const DenseOp& S, std::int64_t i, std::int64_t j0, std::int6
   const std::int64_t blk_first = g0 / bs, blk_end = (g1 - 1) / bs + 1;
   // Counter of block blk: words (0,1) = base + blk, words (2,3) = base + global row.
   const PhiloxCounter base = offset_counter(S.state().counter, 0, std::uint64_t(S.row_offset() + i));
-  const std::uint64_t lo0 = join64(base.v[0], base.v[1]);
   const PhiloxKey key = S.state().key;
 
   for (std::int64_t blk = blk_first; blk < blk_end; blk += kPhiloxLanes) {
     const int nl = int(blk_end - blk < kPhiloxLanes ? blk_end - blk : kPhiloxLanes);
     std::uint32_t x[4][kPhiloxLanes];
-    KOKKOSSKETCH_SIMD_LOOP
-    for (int l = 0; l < kPhiloxLanes; ++l) {
-      const std::uint64_t lo = lo0 + std::uint64_t(blk + l);
-      x[0][l] = std::uint32_t(lo);
-      x[1][l] = std::uint32_t(lo >> 32);
-      x[2][l] = base.v[2];
-      x[3][l] = base.v[3];
-    }
-    philox4x32_10_lanes(x, key);
+    philox4x32_10_blocks(base, blk, key, x);
 
     // Entries of this batch: global columns [c0, c1); column c goes to out[c - g0] when
     // g0 <= c < g1.

@@ -8,7 +8,7 @@
 /// product through Impl::mul_rn, whose empty asm statement keeps compilers from contracting
 /// it into a fused multiply-add, and that also keeps the loop scalar: about 20 ns an entry on
 /// one core. Here a column is generated 64 rows at a time:
-/// - Philox runs on 16 consecutive row blocks at once (Impl::philox4x32_10_lanes);
+/// - Philox runs on 16 consecutive row blocks at once (Impl::philox4x32_10_blocks);
 /// - gaussian32_lanes evaluates the 64 words eight at a time on x86-64 CPUs with AVX2 (chosen
 ///   once per process): the same IEEE operations in the same order, each rounded once (the
 ///   unsigned conversions as a sum of two exact halves, one rounding), an empty asm statement
@@ -27,29 +27,14 @@
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_RNG.hpp>
 #include <impl/KokkosSketch_DenseBlock_impl.hpp>
+#include <impl/KokkosSketch_HostCpu_impl.hpp>
 
 #include <cstdint>
-
-#if !defined(__CUDA_ARCH__) && defined(__x86_64__) && defined(__GNUC__)
-#define KOKKOSSKETCH_GAUSSIAN32_X86 1
-#include <immintrin.h>
-#else
-#define KOKKOSSKETCH_GAUSSIAN32_X86 0
-#endif
 
 namespace KokkosSketch {
 namespace Impl {
 
-#if KOKKOSSKETCH_GAUSSIAN32_X86
-/// Whether this CPU has AVX2 (asked once per process).
-inline bool host_has_avx2() {
-  static const bool v = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return v;
-}
-
+#if KOKKOSSKETCH_HOST_X86
 /// a * b, each lane rounded once and never contracted with a following addition.
 __attribute__((target("avx2"))) inline __m256 mul8_rn(__m256 a, __m256 b) {
   __m256 r = _mm256_mul_ps(a, b);
@@ -136,8 +121,8 @@ __attribute__((target("avx2"))) inline void gaussian32_x8_avx2(const std::uint32
 /// \param [in] n count, >= 0
 inline void gaussian32_lanes(const std::uint32_t* w, float* out, int n) {
   int l = 0;
-#if KOKKOSSKETCH_GAUSSIAN32_X86
-  if (host_has_avx2())
+#if KOKKOSSKETCH_HOST_X86
+  if (host_cpu().avx2)
     for (; l + 8 <= n; l += 8) gaussian32_x8_avx2(w + l, out + l);
 #endif
   for (; l < n; ++l) out[l] = gaussian32(w[l]);
@@ -158,19 +143,10 @@ void half_gaussian_fill_column(const Op& S, std::int64_t j, std::int64_t i0, std
   const std::int64_t blk_first = g0 / 4, blk_end = (g1 - 1) / 4 + 1;
   // Block blk of column gj: words (0, 1) = base + blk, words (2, 3) = base + gj.
   const PhiloxCounter base = offset_counter(S.state().counter, 0, std::uint64_t(S.col0() + j));
-  const std::uint64_t lo0 = join64(base.v[0], base.v[1]);
   const PhiloxKey key = S.state().key;
   for (std::int64_t blk = blk_first; blk < blk_end; blk += kPhiloxLanes) {
     std::uint32_t x[4][kPhiloxLanes];
-    KOKKOSSKETCH_SIMD_LOOP
-    for (int l = 0; l < kPhiloxLanes; ++l) {
-      const std::uint64_t lo = lo0 + std::uint64_t(blk + l);
-      x[0][l] = std::uint32_t(lo);
-      x[1][l] = std::uint32_t(lo >> 32);
-      x[2][l] = base.v[2];
-      x[3][l] = base.v[3];
-    }
-    philox4x32_10_lanes(x, key);
+    philox4x32_10_blocks(base, blk, key, x);
     // Row 4 (blk + l) + r takes word r of lane l.
     std::uint32_t words[4 * kPhiloxLanes];
     for (int l = 0; l < kPhiloxLanes; ++l)
