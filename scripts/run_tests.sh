@@ -29,10 +29,17 @@ case "${CXX:-}" in *nvcc_wrapper*) sanitize=0 ;; esac
 [ "${KOKKOSSKETCH_SKIP_SANITIZERS:-0}" = 1 ] && sanitize=0  # the older name of the switch
 export OMP_PROC_BIND="${OMP_PROC_BIND:-false}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-$KS_JOBS}"
 if [ "$sanitize" = 1 ]; then
-  flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+  # UBSan without its per-dereference checks (null, alignment, object-size, pointer-overflow,
+  # and vptr): they instrument every View access and made the build 1.6x longer (one test
+  # file: 39 s against 25 s with them off, 23 s with ASan alone); a null dereference still
+  # stops the test with ASan's SEGV report. Kept: signed overflow, shifts, bounds, division
+  # by zero, bool/enum loads, unreachable, return, VLA bounds and builtins.
+  ubsan_off="vptr,object-size,null,alignment,pointer-overflow"
+  flags="-fsanitize=address,undefined -fno-sanitize=$ubsan_off -fno-omit-frame-pointer"
+  flags="$flags -fno-sanitize-recover=undefined"
   kokkossketch_build "$build" -DKokkosSketch_ENABLE_TESTS=ON -DKokkosSketch_ENABLE_MPI="$mpi" \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined -fno-sanitize=$ubsan_off"
   asan="abort_on_error=1:allocator_may_return_null=1"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:$asan}" \
