@@ -401,8 +401,8 @@ def peers_sketch(R, sizes, libs):
         A = np.asfortranarray(rng.uniform(-1, 1, size=(n, d)) /
                               (1.0 + 999.0 * np.arange(d) / max(d - 1, 1)))
         bvec = A.sum(axis=1) + rng.uniform(-0.5, 0.5, size=n)
-        lsq_of = ["lsq_direct_qr", "lsq_sketch_and_solve", "lsq_sketch_and_precondition_gaussian",
-                  "lsq_sketch_and_precondition_count_sketch"]
+        lsq_of = ["lsq_direct_qr", "lsq_sketch_and_solve", "lsq_sketch_and_solve_count_sketch",
+                  "lsq_sketch_and_precondition_gaussian", "lsq_sketch_and_precondition_count_sketch"]
         if s in lsq_sizes:
             R.time("scipy_lstsq_gelsd", "scipy.linalg.lstsq (LAPACK gelsd, the default)", SC,
                    lsq_of, s, lambda: sla.lstsq(A, bvec), f"LAPACK/BLAS ({R.args.threads} threads)")

@@ -52,6 +52,7 @@ BASELINES = {"sparse_project": ["cusparse_spmm"], "sparse_project_generic": ["cu
              "convolve_generic": ["cudnn_conv1d", "cufft_conv"],
              "plan_fft": ["cufft_conv"], "plan_automatic": ["cufft_conv"],
              "lsq_sketch_and_solve": ["lsq_direct_qr"],
+             "lsq_sketch_and_solve_count_sketch": ["lsq_direct_qr"],
              "lsq_sketch_and_precondition_gaussian": ["lsq_direct_qr"],
              "lsq_sketch_and_precondition_count_sketch": ["lsq_direct_qr"],
              "leverage_approx": ["leverage_exact"],

@@ -5,6 +5,7 @@
 //                             geqrf through Impl::DenseLA), x = R^{-1} (Q^T b), Q^T b read
 //                             from R's last column (Q is never formed);
 //   lsq_sketch_and_solve      Gaussian sketch, QR of S [A, b];
+//   lsq_sketch_and_solve_count_sketch  the same with a CountSketch;
 //   lsq_sketch_and_precondition_{gaussian,count_sketch}  sketch, QR, LSQR on A R^{-1};
 //   lsq_{sketch_and_solve,sketch_and_precondition}_automatic  the default options
 //                             (LeastSquaresSketch::automatic: on host spaces the sketch kind
@@ -88,6 +89,7 @@ double relative_residual(const Space& space, const LsqInputs<Space>& in) {
 enum class LsqMethod {
   direct_qr,                  ///< baseline: QR of A, x = R^{-1} Q^T b
   sketch_and_solve,           ///< Gaussian sketch, QR of S [A, b]
+  solve_count_sketch,         ///< sketch_and_solve, CountSketch
   precondition_gaussian,      ///< sketch_and_precondition, Gaussian sketch
   precondition_count_sketch,  ///< sketch_and_precondition, CountSketch
   solve_automatic,            ///< sketch_and_solve, default options (automatic)
@@ -106,6 +108,10 @@ void bench_lsq(benchmark::State& state, const std::string& name, const Space& sp
         case LsqMethod::direct_qr: direct_qr_solve(space, in); break;
         case LsqMethod::sketch_and_solve:
           opts.sketch = LeastSquaresSketch::gaussian;
+          sketch_and_solve(space, in.A, in.b, in.x, RNGState(3), opts);
+          break;
+        case LsqMethod::solve_count_sketch:
+          opts.sketch = LeastSquaresSketch::count_sketch;
           sketch_and_solve(space, in.A, in.b, in.x, RNGState(3), opts);
           break;
         case LsqMethod::precondition_gaussian:
@@ -147,6 +153,7 @@ void register_lsq_space(const Space& space, SizeSet sizes) {
   const std::pair<const char*, LsqMethod> methods[] = {
       {"lsq_direct_qr", LsqMethod::direct_qr},
       {"lsq_sketch_and_solve", LsqMethod::sketch_and_solve},
+      {"lsq_sketch_and_solve_count_sketch", LsqMethod::solve_count_sketch},
       {"lsq_sketch_and_precondition_gaussian", LsqMethod::precondition_gaussian},
       {"lsq_sketch_and_precondition_count_sketch", LsqMethod::precondition_count_sketch},
       {"lsq_sketch_and_solve_automatic", LsqMethod::solve_automatic},

@@ -9,6 +9,9 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <cstdlib>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace KokkosSketch {
@@ -51,8 +54,21 @@ void fill_lsq(const Space& space, const LsqMatrix<Space>& A, const LsqVector<Spa
       });
 }
 
-/// The sizes of both files: KOKKOSSKETCH_BENCH_SIZES=small (default) or full.
+/// The sizes of both files: KOKKOSSKETCH_BENCH_SIZES=small (default) or full, or the list
+/// KOKKOSSKETCH_BENCH_LSQ_SIZES="n:d,n:d,..." (a grid for the cost model of `automatic`).
 inline std::vector<LsqSize> lsq_sizes(SizeSet sizes) {
+  if (const char* e = std::getenv("KOKKOSSKETCH_BENCH_LSQ_SIZES")) {
+    std::vector<LsqSize> v;
+    std::istringstream in(e);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      const auto colon = item.find(':');
+      if (colon == std::string::npos) continue;
+      const std::int64_t n = std::stoll(item.substr(0, colon)), d = std::stoll(item.substr(colon + 1));
+      if (n > d && d > 0) v.push_back({n, d});
+    }
+    if (!v.empty()) return v;
+  }
   if (sizes == SizeSet::small) return {{100000, 32}};
   return {{1000000, 100}};  // the leverage-sampling target size of the sketching issue
 }
