@@ -31,9 +31,10 @@ enum class LeastSquaresSketch {
   gaussian,
   /// CountSketch (Clarkson & Woodruff 2013): O(n d) work, needs O(d^2) rows.
   count_sketch,
-  /// Chosen per call (Impl::resolve_lsq_sketch): gaussian on device spaces; on host spaces
-  /// the kind of lower modelled cost (Impl::lsq_host_cost), which is count_sketch unless
-  /// n is below about d^3 / 100.
+  /// Chosen per call (Impl::resolve_lsq_sketch): the kind of lower modelled cost, by the
+  /// host model (Impl::lsq_host_cost: count_sketch unless n is below about d^3 / 100) or the
+  /// device model (Impl::lsq_device_cost: on a GPU, count_sketch for sketch_and_precondition
+  /// and, from about n = 10^6, for sketch_and_solve).
   automatic
 };
 
@@ -50,9 +51,9 @@ struct EnumTraits<LeastSquaresSketch> {
 
 /// \brief Options of sketch_and_solve and sketch_and_precondition.
 struct LeastSquaresOptions {
-  /// Kind of the sketch S. automatic (the default) is gaussian on device spaces and, on
-  /// host spaces, the kind of lower modelled cost (docs/sketch/least_squares.md, "Choice of
-  /// the sketch"); gaussian and count_sketch force a kind.
+  /// Kind of the sketch S. automatic (the default) is the kind of lower modelled cost on
+  /// the call's execution space (docs/sketch/least_squares.md, "Choice of the sketch");
+  /// gaussian and count_sketch force a kind.
   LeastSquaresSketch sketch = LeastSquaresSketch::automatic;
   /// Rows k of S (k > d). 0 selects, for a Gaussian S, max(10 (d + 1), d + 33) in
   /// sketch_and_solve and max(4 d, d + 33) in sketch_and_precondition; for a CountSketch,
@@ -245,13 +246,72 @@ inline double lsq_host_cost(LeastSquaresSketch kind, std::int64_t k, bool precon
   return sketch + qr + lsqr;
 }
 
+/// \brief Constants of the device cost model (lsq_device_cost), in picoseconds, fitted
+/// (non-negative least squares on relative errors) to 48 timed calls on one H200: both
+/// solvers, both kinds at their default rows, n = 1e5 to 4e6, d = 16 to 400, double
+/// (run H200-44 of docs/performance.md). It predicts those calls within -17% / +23%. Unlike
+/// the host, a GPU call carries fixed costs that matter at these sizes: a LSQR iteration
+/// waits for its norms on the host (about 0.2 ms), the QR of the sketch proceeds a column
+/// at a time (cuSOLVER's panels: about 11 us a column), and the deterministic CountSketch
+/// sorts its rows into buckets (about 1.2 ms a call).
+struct LsqDeviceCostModel {
+  /// One entry of a Gaussian S generated (Philox + Box-Muller into a block).
+  static constexpr double gaussian_entry = 7.25;
+  /// One flop of the cuBLAS DGEMM that applies a generated block of S.
+  static constexpr double gemm_flop = 0.027;
+  /// One entry of [A, b] summed into the CountSketch.
+  static constexpr double count_sketch_entry = 47.4;
+  /// The CountSketch's fixed cost per call (bucket sort of the rows).
+  static constexpr double count_sketch_call = 1.21e9;
+  /// One entry of the k x (d + 1) sketch (written, then factored and read).
+  static constexpr double sketch_entry = 262.0;
+  /// One column of the QR of the sketch.
+  static constexpr double qr_column = 1.09e7;
+  /// One entry of A read by a GEMV of LSQR.
+  static constexpr double gemv_entry = 1.71;
+  /// The n-vector updates of one LSQR iteration, per row.
+  static constexpr double lsqr_vector_ops = 44.4;
+  /// One LSQR iteration's fixed cost (launches; its norms wait on the host).
+  static constexpr double lsqr_iteration = 2.22e8;
+};
+
+/// \brief Modelled device time (picoseconds) of a least-squares call with a k-row sketch of
+/// kind on an n x d A, without the costs both kinds share (the call's fixed cost, x from R):
+/// - Gaussian S: 2 k n entries generated and 2 k n (d + 1) DGEMM flops;
+/// - CountSketch: (d + 1) n entries and the call's bucket sort;
+/// - the k x (d + 1) sketch, and its QR by columns;
+/// - sketch_and_precondition: lsq_model_iterations LSQR iterations, each two GEMVs with A,
+///   the vector updates and the iteration's fixed cost.
+inline double lsq_device_cost(LeastSquaresSketch kind, std::int64_t k, bool precondition,
+                              std::int64_t n, std::int64_t d, double tol, int max_it) {
+  using M = LsqDeviceCostModel;
+  const double nd = double(n), dd = double(d), kd = double(k);
+  const double sketch = kind == LeastSquaresSketch::gaussian
+                            ? 2.0 * kd * nd * (M::gaussian_entry + (dd + 1) * M::gemm_flop)
+                            : nd * (dd + 1) * M::count_sketch_entry + M::count_sketch_call;
+  const double qr = kd * (dd + 1) * M::sketch_entry + (dd + 1) * M::qr_column;
+  const double lsqr = precondition ? lsq_model_iterations(k, d, tol, max_it) *
+                                         (2.0 * nd * dd * M::gemv_entry +
+                                          nd * M::lsqr_vector_ops + M::lsqr_iteration)
+                                   : 0.0;
+  return sketch + qr + lsqr;
+}
+
+/// \brief The modelled cost of the call on a host space (lsq_host_cost) or a device space
+/// (lsq_device_cost); only comparisons on one kind of space are meaningful.
+inline double lsq_cost(bool host_space, LeastSquaresSketch kind, std::int64_t k,
+                       bool precondition, std::int64_t n, std::int64_t d, double tol,
+                       int max_it) {
+  return host_space ? lsq_host_cost(kind, k, precondition, n, d, tol, max_it)
+                    : lsq_device_cost(kind, k, precondition, n, d, tol, max_it);
+}
+
 /// \brief Resolves LeastSquaresOptions::sketch and sketch_rows for a call on an n x d A.
 ///
 /// - gaussian, count_sketch: that kind, with sketch_rows or, for 0, default_lsq_rows (the
 ///   explicit kinds run exactly as before automatic existed);
-/// - automatic on a device space (host_space = false): gaussian, as the explicit kind;
-/// - automatic on a host space: the kind of lower lsq_host_cost, each with its default
-///   rows; for sketch_and_precondition the CountSketch's rows are the multiple
+/// - automatic: the kind of lower lsq_cost (the host model on host spaces, the device model
+///   on device spaces), each with its default rows; for sketch_and_precondition the CountSketch's rows are the multiple
 ///   2^j default_lsq_rows (j = 0 ... 3, k <= n / 2 for j > 0) of lowest cost: more rows cost
 ///   2 k (d + 1)^2 in the QR and save modelled LSQR iterations. The CountSketch is never
 ///   smaller than its default, which keeps its documented guarantees. With sketch_rows = k
@@ -273,21 +333,23 @@ inline LsqSketchChoice resolve_lsq_sketch(const LeastSquaresOptions& opts, bool 
   };
   if (opts.sketch != K::automatic) return {opts.sketch, rows_of(opts.sketch)};
   const LsqSketchChoice gauss{K::gaussian, rows_of(K::gaussian)};
-  if (!host_space) return gauss;
   const std::int64_t cs_min = default_lsq_rows(K::count_sketch, precondition, d);
   if (opts.sketch_rows != 0 && opts.sketch_rows < cs_min) return gauss;
   LsqSketchChoice best{K::count_sketch, rows_of(K::count_sketch)};
-  double best_cost = lsq_host_cost(K::count_sketch, best.rows, precondition, n, d, tol, max_it);
+  auto cost = [&](K kind, std::int64_t k) {
+    return lsq_cost(host_space, kind, k, precondition, n, d, tol, max_it);
+  };
+  double best_cost = cost(K::count_sketch, best.rows);
   if (precondition && opts.sketch_rows == 0) {
     for (std::int64_t k = 2 * cs_min; k <= 8 * cs_min && k <= n / 2; k *= 2) {
-      const double c = lsq_host_cost(K::count_sketch, k, true, n, d, tol, max_it);
+      const double c = cost(K::count_sketch, k);
       if (c < best_cost) {
         best_cost = c;
         best.rows = k;
       }
     }
   }
-  const double g = lsq_host_cost(K::gaussian, gauss.rows, precondition, n, d, tol, max_it);
+  const double g = cost(K::gaussian, gauss.rows);
   return g < best_cost ? gauss : best;
 }
 
