@@ -404,8 +404,9 @@ void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, LeastSq
 /// \param [out] x d entries, the sketched solution; must not share memory with A or b
 /// \param [in] state RNG state of S
 /// \param [in] opts sketch kind and rows (LeastSquaresOptions); the default kind automatic
-///   is resolved per call by Impl::resolve_lsq_sketch (gaussian on devices, on hosts the
-///   cheaper kind by a cost model: a CountSketch unless n is below about d^3 / 100)
+///   is resolved per call by Impl::resolve_lsq_sketch: the cheaper kind by a cost model of
+///   the space (on hosts a CountSketch unless n is below about d^3 / 100; on GPUs the
+///   Gaussian up to about n = 10^6, then a CountSketch)
 /// \return iterations = 0, residual_norm = \f$\|A x - b\|_2\f$
 /// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an
 ///   invalid opts.sketch, sketch_rows <= d, a rank-deficient S A, NaN/Inf in A or b (NaN/Inf
@@ -479,9 +480,9 @@ LeastSquaresResult sketch_and_solve(const AView& A, const BView& b, const XView&
 /// \param [out] x d entries, the solution; must not share memory with A or b
 /// \param [in] state RNG state of S
 /// \param [in] opts sketch kind and rows, tolerance, iteration limit; the default kind
-///   automatic is resolved per call by Impl::resolve_lsq_sketch (gaussian on devices, on
-///   hosts the cheaper kind and rows by a cost model that includes the modelled LSQR
-///   iterations)
+///   automatic is resolved per call by Impl::resolve_lsq_sketch: the cheaper kind and rows
+///   by a cost model of the space (host or device) that includes the modelled LSQR
+///   iterations (on GPUs a CountSketch)
 /// \return LSQR iterations, \f$\|A x - b\|_2\f$ of the returned x, and whether a stopping
 ///   test was met before max_iterations
 /// \throws Error on empty or wide A, mismatched b or x, x overlapping A or b in memory, an

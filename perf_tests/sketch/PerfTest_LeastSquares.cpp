@@ -8,8 +8,8 @@
 //   lsq_sketch_and_solve_count_sketch  the same with a CountSketch;
 //   lsq_sketch_and_precondition_{gaussian,count_sketch}  sketch, QR, LSQR on A R^{-1};
 //   lsq_{sketch_and_solve,sketch_and_precondition}_automatic  the default options
-//                             (LeastSquaresSketch::automatic: on host spaces the sketch kind
-//                             and rows of lower modelled cost, on devices gaussian).
+//                             (LeastSquaresSketch::automatic: the sketch kind and rows of
+//                             lower modelled cost, by the host or the device model).
 // The leverage scores of the same A: PerfTest_LeverageScores.cpp.
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default: n = 1e5, d = 32) or full (n = 1e6,
 // d = 100, the size at which sketch-and-precondition is to beat the direct solve).
