@@ -187,27 +187,61 @@ struct LsqSketchChoice {
   std::int64_t rows = 0;                                   ///< k > 0
 };
 
-/// \brief Constants of the host cost model (lsq_host_cost), in units of one flop of the
-/// LAPACK Householder QR of a tall, narrow matrix (xGEQRF with d <= a few hundred: its
-/// panels are memory-bound, about 0.2 ns a flop on the 2-core development machine; the
-/// direct solve's 2 n d^2 flops run at that rate too). Measured with OpenMP, 2 threads,
-/// OpenBLAS, n = 1e5 and 1e6, d = 32 and 100 (docs/sketch/least_squares.md): they only need
-/// to be right to a factor of two or so, the kinds differ by far more where the choice
-/// matters.
-struct LsqHostCostModel {
-  /// One entry of a Gaussian S generated (Philox + Box-Muller, tile by tile): about 9 ns
-  /// (a Gaussian sketch-and-solve took 3.5 to 13 times the direct solve on that machine).
-  static constexpr double gaussian_entry = 40.0;
-  /// One flop of the host GEMM that applies a generated tile of S.
-  static constexpr double gemm_flop = 0.1;
-  /// One entry of A added into the sketch by the deterministic host CountSketch (a column
-  /// sweep with scattered updates of S A): about 2 ns.
-  static constexpr double count_sketch_entry = 10.0;
-  /// One entry of A read by a GEMV of LSQR (a memory-bound stream): about 0.5 ns.
-  static constexpr double gemv_entry = 2.5;
-  /// The n-vector updates of one LSQR iteration (axpby, nrm2, scal, copies), per row.
-  static constexpr double lsqr_vector_ops = 30.0;
+/// \brief Constants of a least-squares cost model (lsq_model_cost): the cost of each unit
+/// of work, in the model's unit. Terms a model does not have are 0.
+struct LsqCostModel {
+  double gaussian_entry;      ///< one entry of a Gaussian S generated
+  double gemm_flop;           ///< one flop of the GEMM that applies a generated block of S
+  double count_sketch_entry;  ///< one entry of [A, b] summed into the CountSketch
+  double count_sketch_call;   ///< the CountSketch's fixed cost per call
+  double sketch_entry;        ///< one entry of the k x (d + 1) sketch (written, read)
+  double qr_flop;             ///< one flop of the Householder QR of the sketch
+  double qr_column;           ///< one column of that QR (a panel step's latency)
+  double gemv_entry;          ///< one entry of A read by a GEMV of LSQR
+  double lsqr_vector_ops;     ///< the n-vector updates of one LSQR iteration, per row
+  double lsqr_iteration;      ///< one LSQR iteration's fixed cost
 };
+
+/// \brief The host cost model, in units of one flop of the LAPACK Householder QR of a tall,
+/// narrow matrix (xGEQRF with d <= a few hundred: its panels are memory-bound, about 0.2 ns
+/// a flop on the 2-core development machine; the direct solve's 2 n d^2 flops run at that
+/// rate too). Measured with OpenMP, 2 threads, OpenBLAS, n = 1e5 and 1e6, d = 32 and 100
+/// (docs/sketch/least_squares.md): the constants only need to be right to a factor of two or
+/// so, the kinds differ by far more where the choice matters. A Gaussian entry (Philox +
+/// Box-Muller, tile by tile) about 9 ns (a Gaussian sketch-and-solve took 3.5 to 13 times the
+/// direct solve on that machine); a CountSketch entry (a column sweep with scattered updates
+/// of S A) about 2 ns; a GEMV entry (a memory-bound stream) about 0.5 ns.
+inline constexpr LsqCostModel lsq_host_model{
+    40.0,   // gaussian_entry
+    0.1,    // gemm_flop
+    10.0,   // count_sketch_entry
+    0.0,    // count_sketch_call
+    0.0,    // sketch_entry
+    1.0,    // qr_flop (the unit)
+    0.0,    // qr_column
+    2.5,    // gemv_entry
+    30.0,   // lsqr_vector_ops (axpby, nrm2, scal, copies)
+    0.0};   // lsqr_iteration
+
+/// \brief The device cost model, in picoseconds, fitted (non-negative least squares on
+/// relative errors) to 48 timed calls on one H200: both solvers, both kinds at their default
+/// rows, n = 1e5 to 4e6, d = 16 to 400, double (run H200-44 of docs/performance.md). It
+/// predicts those calls within -17% / +23%. Unlike the host, a GPU call carries fixed costs
+/// that matter at these sizes: a LSQR iteration waits for its norms on the host (about
+/// 0.2 ms), the QR of the sketch proceeds a column at a time (cuSOLVER's panels: about 11 us
+/// a column; its flops fit to 0 beside that and the sketch's entries), and the deterministic
+/// CountSketch sorts its rows into buckets (about 1.2 ms a call).
+inline constexpr LsqCostModel lsq_device_model{
+    7.25,     // gaussian_entry (Philox + Box-Muller into a block)
+    0.027,    // gemm_flop (cuBLAS DGEMM)
+    47.4,     // count_sketch_entry
+    1.21e9,   // count_sketch_call
+    262.0,    // sketch_entry
+    0.0,      // qr_flop
+    1.09e7,   // qr_column
+    1.71,     // gemv_entry
+    44.4,     // lsqr_vector_ops
+    2.22e8};  // lsqr_iteration (launches; its norms wait on the host)
 
 /// \brief Iterations LSQR is modelled to take on A R^{-1} with a k-row sketch: the
 /// subspace embedding's distortion eps = sqrt(d / k) gives kappa(A R^{-1}) about
@@ -221,97 +255,52 @@ inline double lsq_model_iterations(std::int64_t k, std::int64_t d, double tol, i
   return it < 1 ? 1.0 : (it > max_it ? double(max_it) : it);
 }
 
-/// \brief Modelled cost on a host space (units of LsqHostCostModel) of sketch_and_solve
-/// (precondition = false) or sketch_and_precondition with a sketch of the given kind and k
-/// rows on an n x d A:
+/// \brief Modelled cost (units of the model M) of sketch_and_solve (precondition = false) or
+/// sketch_and_precondition with a sketch of the given kind and k rows on an n x d A, without
+/// the costs both kinds share:
 /// - Gaussian S: S is generated for A and again for b (2 k n entries) and applied by GEMM
 ///   (2 k n (d + 1) flops);
-/// - CountSketch: one pass over [A, b] ((d + 1) n entries);
-/// - the Householder QR of the k x (d + 1) sketch: 2 k (d + 1)^2 flops;
+/// - CountSketch: one pass over [A, b] ((d + 1) n entries) and its fixed cost;
+/// - the k x (d + 1) sketch and its Householder QR: 2 k (d + 1)^2 flops, d + 1 columns;
 /// - sketch_and_precondition: lsq_model_iterations LSQR iterations, each two GEMVs with A
-///   (2 n d entries) and the vector updates.
-/// The direct solve it is compared with costs 2 n d^2 flops (the QR of A) in these units.
-inline double lsq_host_cost(LeastSquaresSketch kind, std::int64_t k, bool precondition,
-                            std::int64_t n, std::int64_t d, double tol, int max_it) {
-  using M = LsqHostCostModel;
+///   (2 n d entries), the vector updates and the iteration's fixed cost.
+/// On the host model the direct solve it is compared with costs 2 n d^2 (the QR of A).
+inline double lsq_model_cost(const LsqCostModel& M, LeastSquaresSketch kind, std::int64_t k,
+                             bool precondition, std::int64_t n, std::int64_t d, double tol,
+                             int max_it) {
   const double nd = double(n), dd = double(d), kd = double(k);
-  const double sketch = kind == LeastSquaresSketch::gaussian
-                            ? 2.0 * kd * nd * (M::gaussian_entry + (dd + 1) * M::gemm_flop)
-                            : nd * (dd + 1) * M::count_sketch_entry;
-  const double qr = 2.0 * kd * (dd + 1) * (dd + 1);
-  const double lsqr =
-      precondition ? lsq_model_iterations(k, d, tol, max_it) *
-                         (2.0 * nd * dd * M::gemv_entry + nd * M::lsqr_vector_ops)
-                   : 0.0;
-  return sketch + qr + lsqr;
-}
-
-/// \brief Constants of the device cost model (lsq_device_cost), in picoseconds, fitted
-/// (non-negative least squares on relative errors) to 48 timed calls on one H200: both
-/// solvers, both kinds at their default rows, n = 1e5 to 4e6, d = 16 to 400, double
-/// (run H200-44 of docs/performance.md). It predicts those calls within -17% / +23%. Unlike
-/// the host, a GPU call carries fixed costs that matter at these sizes: a LSQR iteration
-/// waits for its norms on the host (about 0.2 ms), the QR of the sketch proceeds a column
-/// at a time (cuSOLVER's panels: about 11 us a column), and the deterministic CountSketch
-/// sorts its rows into buckets (about 1.2 ms a call).
-struct LsqDeviceCostModel {
-  /// One entry of a Gaussian S generated (Philox + Box-Muller into a block).
-  static constexpr double gaussian_entry = 7.25;
-  /// One flop of the cuBLAS DGEMM that applies a generated block of S.
-  static constexpr double gemm_flop = 0.027;
-  /// One entry of [A, b] summed into the CountSketch.
-  static constexpr double count_sketch_entry = 47.4;
-  /// The CountSketch's fixed cost per call (bucket sort of the rows).
-  static constexpr double count_sketch_call = 1.21e9;
-  /// One entry of the k x (d + 1) sketch (written, then factored and read).
-  static constexpr double sketch_entry = 262.0;
-  /// One column of the QR of the sketch.
-  static constexpr double qr_column = 1.09e7;
-  /// One entry of A read by a GEMV of LSQR.
-  static constexpr double gemv_entry = 1.71;
-  /// The n-vector updates of one LSQR iteration, per row.
-  static constexpr double lsqr_vector_ops = 44.4;
-  /// One LSQR iteration's fixed cost (launches; its norms wait on the host).
-  static constexpr double lsqr_iteration = 2.22e8;
-};
-
-/// \brief Modelled device time (picoseconds) of a least-squares call with a k-row sketch of
-/// kind on an n x d A, without the costs both kinds share (the call's fixed cost, x from R):
-/// - Gaussian S: 2 k n entries generated and 2 k n (d + 1) DGEMM flops;
-/// - CountSketch: (d + 1) n entries and the call's bucket sort;
-/// - the k x (d + 1) sketch, and its QR by columns;
-/// - sketch_and_precondition: lsq_model_iterations LSQR iterations, each two GEMVs with A,
-///   the vector updates and the iteration's fixed cost.
-inline double lsq_device_cost(LeastSquaresSketch kind, std::int64_t k, bool precondition,
-                              std::int64_t n, std::int64_t d, double tol, int max_it) {
-  using M = LsqDeviceCostModel;
-  const double nd = double(n), dd = double(d), kd = double(k);
-  const double sketch = kind == LeastSquaresSketch::gaussian
-                            ? 2.0 * kd * nd * (M::gaussian_entry + (dd + 1) * M::gemm_flop)
-                            : nd * (dd + 1) * M::count_sketch_entry + M::count_sketch_call;
-  const double qr = kd * (dd + 1) * M::sketch_entry + (dd + 1) * M::qr_column;
+  const double sketch =
+      kind == LeastSquaresSketch::gaussian
+          ? 2.0 * kd * nd * (M.gaussian_entry + (dd + 1) * M.gemm_flop)
+          : nd * (dd + 1) * M.count_sketch_entry + M.count_sketch_call;
+  const double qr = kd * (dd + 1) * (M.sketch_entry + 2.0 * (dd + 1) * M.qr_flop) +
+                    (dd + 1) * M.qr_column;
   const double lsqr = precondition ? lsq_model_iterations(k, d, tol, max_it) *
-                                         (2.0 * nd * dd * M::gemv_entry +
-                                          nd * M::lsqr_vector_ops + M::lsqr_iteration)
+                                         (2.0 * nd * dd * M.gemv_entry +
+                                          nd * M.lsqr_vector_ops + M.lsqr_iteration)
                                    : 0.0;
   return sketch + qr + lsqr;
 }
 
-/// \brief The modelled cost of the call on a host space (lsq_host_cost) or a device space
-/// (lsq_device_cost); only comparisons on one kind of space are meaningful.
-inline double lsq_cost(bool host_space, LeastSquaresSketch kind, std::int64_t k,
-                       bool precondition, std::int64_t n, std::int64_t d, double tol,
-                       int max_it) {
-  return host_space ? lsq_host_cost(kind, k, precondition, n, d, tol, max_it)
-                    : lsq_device_cost(kind, k, precondition, n, d, tol, max_it);
+/// \brief lsq_model_cost of the host model.
+inline double lsq_host_cost(LeastSquaresSketch kind, std::int64_t k, bool precondition,
+                            std::int64_t n, std::int64_t d, double tol, int max_it) {
+  return lsq_model_cost(lsq_host_model, kind, k, precondition, n, d, tol, max_it);
+}
+
+/// \brief lsq_model_cost of the device model (picoseconds).
+inline double lsq_device_cost(LeastSquaresSketch kind, std::int64_t k, bool precondition,
+                              std::int64_t n, std::int64_t d, double tol, int max_it) {
+  return lsq_model_cost(lsq_device_model, kind, k, precondition, n, d, tol, max_it);
 }
 
 /// \brief Resolves LeastSquaresOptions::sketch and sketch_rows for a call on an n x d A.
 ///
 /// - gaussian, count_sketch: that kind, with sketch_rows or, for 0, default_lsq_rows (the
 ///   explicit kinds run exactly as before automatic existed);
-/// - automatic: the kind of lower lsq_cost (the host model on host spaces, the device model
-///   on device spaces), each with its default rows; for sketch_and_precondition the CountSketch's rows are the multiple
+/// - automatic: the kind of lower lsq_model_cost (lsq_host_model on host spaces,
+///   lsq_device_model on device spaces), each with its default rows; for
+///   sketch_and_precondition the CountSketch's rows are the multiple
 ///   2^j default_lsq_rows (j = 0 ... 3, k <= n / 2 for j > 0) of lowest cost: more rows cost
 ///   2 k (d + 1)^2 in the QR and save modelled LSQR iterations. The CountSketch is never
 ///   smaller than its default, which keeps its documented guarantees. With sketch_rows = k
@@ -336,8 +325,9 @@ inline LsqSketchChoice resolve_lsq_sketch(const LeastSquaresOptions& opts, bool 
   const std::int64_t cs_min = default_lsq_rows(K::count_sketch, precondition, d);
   if (opts.sketch_rows != 0 && opts.sketch_rows < cs_min) return gauss;
   LsqSketchChoice best{K::count_sketch, rows_of(K::count_sketch)};
+  const LsqCostModel& model = host_space ? lsq_host_model : lsq_device_model;
   auto cost = [&](K kind, std::int64_t k) {
-    return lsq_cost(host_space, kind, k, precondition, n, d, tol, max_it);
+    return lsq_model_cost(model, kind, k, precondition, n, d, tol, max_it);
   };
   double best_cost = cost(K::count_sketch, best.rows);
   if (precondition && opts.sketch_rows == 0) {
