@@ -21,12 +21,14 @@
 #include <KokkosSketch_Project.hpp>
 #include <KokkosSketch_RNG.hpp>
 #include <KokkosSketch_Traits.hpp>
+#include <KokkosSketch_Workspace.hpp>
 #include <impl/KokkosSketch_LeverageScores_impl.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace KokkosSketch {
 
@@ -96,9 +98,20 @@ void check_exact_scores_workspace(const char* f, std::int64_t n, std::int64_t d)
   ws.check<typename ExecSpace::memory_space>();
 }
 
+/// Rows of A X (n x k2) that approx_leverage_scores forms at a time: on host spaces a block
+/// of about 2^18 entries (2 MiB of double, in cache while its row norms are taken; a block
+/// of 74 MB newly allocated in every call cost more in page faults and fills than the GEMM
+/// on two cores), on device spaces all n rows (one GEMM, one kernel).
+template <class ExecSpace>
+std::int64_t leverage_block_rows(std::int64_t n, std::int64_t k2) {
+  if (!is_host_space_v<ExecSpace>) return n;
+  const std::int64_t b = (std::int64_t(1) << 18) / (k2 > 0 ? k2 : 1);
+  return b < 64 ? (n < 64 ? n : 64) : (b < n ? b : n);
+}
+
 /// Refuses (Error) an approx_leverage_scores call whose workspace cannot fit the memory
-/// space, before allocating: S A and its QR copy (k1 x d each), X^T (k2 x d), A X (n x k2),
-/// and the CountSketch sort (2 n + k1 + 1 words).
+/// space, before allocating: S A and its QR copy (k1 x d each), X^T (k2 x d), a block of
+/// A X (leverage_block_rows x k2), and the CountSketch sort (2 n + k1 + 1 words).
 template <class ExecSpace, class Scalar>
 void check_approx_scores_workspace(const char* f, const LeverageScoreOptions& opts,
                                    std::int64_t n, std::int64_t d, std::int64_t k1,
@@ -111,7 +124,7 @@ void check_approx_scores_workspace(const char* f, const LeverageScoreOptions& op
   ws.add("S A", k1, d, sizeof(Scalar), c1)
       .add("the QR copy of S A", k1, d, sizeof(Scalar), c1)
       .add("X^T", k2, d, sizeof(Scalar), concat("jl_columns = ", k2))
-      .add("A X", n, k2, sizeof(Scalar), c2);
+      .add("A X", leverage_block_rows<ExecSpace>(n, k2), k2, sizeof(Scalar), c2);
   if (opts.sketch == LeverageSketch::count_sketch)
     ws.add("the CountSketch row sort", n, 2, sizeof(std::uint64_t), concat("A's ", n, " rows"))
         .add("the CountSketch bucket offsets", k1 + 1, 1, sizeof(std::int64_t), c1);
@@ -171,7 +184,8 @@ void exact_leverage_scores(const AView& A, const SView& scores) {
 ///    A R^{-1} has singular values in \f$[1/(1+\epsilon), 1/(1-\epsilon)]\f$;
 /// 3. X = R^{-1} G by a triangular solve (no inverse formed), G a d x k2 Gaussian operator
 ///    with N(0, 1/k2) entries (Johnson-Lindenstrauss);
-/// 4. scores(i) = \f$\|e_i^\top A X\|_2^2\f$ with A X from KokkosBlas::gemm.
+/// 4. scores(i) = \f$\|e_i^\top A X\|_2^2\f$ with A X from KokkosBlas::gemm (on host
+///    spaces a cache-sized block of rows at a time).
 /// Each score is then within a constant factor of the exact one with high probability
 /// (the factor \f$(1\pm\epsilon)^{\mp 2}\f$ of step 2 times the JL distortion of step 3).
 ///
@@ -199,7 +213,9 @@ void exact_leverage_scores(const AView& A, const SView& scores) {
 ///   allocation
 ///
 /// Cost: n d (CountSketch) or 2 k1 n d (Gaussian) for step 1, 2 k1 d^2 (QR), d^2 k2 (solve)
-/// and 2 n d k2 (A X) flops; k1 d + n k2 extra memory; one read of A for the NaN/Inf count.
+/// and 2 n d k2 (A X) flops; k1 d + n k2 extra memory on device spaces (k1 d + 2^18 on
+/// hosts), A X's kept in the workspace cache between calls; one read of A for the NaN/Inf
+/// count.
 /// Each retry adds its sketch and QR (at most 2 n d + 4 k1 d^2 flops for retry 1, and
 /// 2 k_g n d + 2 k_g d^2 for the Gaussian retry 2 of k_g rows).
 template <class ExecSpace, class AView, class SView,
@@ -282,12 +298,24 @@ RNGState approx_leverage_scores(const ExecSpace& space, const AView& A, const SV
   auto XT = materialize<scalar_t>(space, G);
   la.trsm(Impl::Side::right, Impl::Trans::transpose, R, XT);
 
-  // 4. scores = squared row norms of A X = A (X^T)^T.
-  Kokkos::View<scalar_t**, Kokkos::LayoutLeft, mem_t> AX(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::leverage::AX"), n,
-      k2);
-  la.gemm("N", "T", scalar_t(1), A, XT, scalar_t(0), AX);
-  Impl::row_squared_norms(space, AX, scores);
+  // 4. scores = squared row norms of A X, a block of rows at a time (Impl::leverage_block_rows)
+  // into a buffer of the workspace cache. X (d x k2) is X^T's memory read column-major, so
+  // that every operand of the GEMM is LayoutLeft (a LayoutLeft A goes to BLAS / cuBLAS).
+  using buf_t = Kokkos::View<scalar_t**, Kokkos::LayoutLeft, mem_t,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const buf_t X(XT.data(), d, k2);
+  const std::int64_t block = Impl::leverage_block_rows<ExecSpace>(n, k2);
+  void* ws = Impl::WorkspaceCache<mem_t>::get(Impl::WorkspaceKey<ExecSpace>::get(space),
+                                              "leverage[AX]",
+                                              std::size_t(block) * std::size_t(k2) *
+                                                  sizeof(scalar_t));
+  for (std::int64_t r0 = 0; r0 < n; r0 += block) {
+    const std::int64_t r1 = r0 + block < n ? r0 + block : n;
+    const auto rows = std::make_pair(r0, r1);
+    const buf_t AX(static_cast<scalar_t*>(ws), r1 - r0, k2);
+    la.gemm("N", "N", scalar_t(1), Kokkos::subview(A, rows, Kokkos::ALL), X, scalar_t(0), AX);
+    Impl::row_squared_norms(space, AX, Kokkos::subview(scores, rows));
+  }
   return G.next_state();
 } catch (...) {
   Impl::rethrow_as_error("approx_leverage_scores");
