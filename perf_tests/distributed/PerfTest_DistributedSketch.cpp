@@ -41,6 +41,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -294,7 +295,8 @@ void register_space() {
 //   (LayoutLeft, the fill pattern above) with oversampling 10 and q power iterations; U of
 //   the local rows, sigma and V replicated. Default sizes: n = 200000, d = 64, rank 16 (strong
 //   scaling: n over all ranks; KOKKOSSKETCH_BENCH_WEAK=1: n per rank); full sizes: 4194304 x
-//   256 with rank 64 on a device space, 1000000 x 128 with rank 32 on the host. <transport>:
+//   256 with rank 64 on a device space, 1000000 x 128 with rank 32 on the host;
+//   KOKKOSSKETCH_BENCH_RSVD_SIZE=n:d:rank sets them. <transport>:
 //   automatic (NCCL on CUDA in a build with NCCL) and, where that is NCCL, host_mpi.
 //   Counters as above (GB/s counts one read of A; the call reads it 2 + 2 q times).
 
@@ -352,6 +354,16 @@ void register_rsvd() {
     n = device ? 4194304 : 1000000;
     d = device ? 256 : 128;
     rank = device ? 64 : 32;
+  }
+  // KOKKOSSKETCH_BENCH_RSVD_SIZE=n:d:rank overrides both sets (e.g. issue 18's
+  // 1000000:1000:32, a 4 GB float A).
+  if (const char* e = std::getenv("KOKKOSSKETCH_BENCH_RSVD_SIZE")) {
+    long long a = 0, b = 0, c = 0;
+    if (std::sscanf(e, "%lld:%lld:%lld", &a, &b, &c) == 3 && a > 0 && b > 0 && c > 0) {
+      n = a;
+      d = b;
+      rank = c;
+    }
   }
   const bool weak = env_or("KOKKOSSKETCH_BENCH_WEAK", 0.0) != 0.0;
   if (weak) n *= size;
