@@ -79,6 +79,24 @@ struct FillRows {
   }
 };
 
+/// splitmix64 of the global entry index (row o + i, column j < 1024), as a double in [-1, 1):
+/// a full-rank pattern (FillRows repeats every 2000 entries, so its rank is small when d
+/// divides a multiple of 2000 evenly, e.g. d = 1000: rank 2).
+template <class View>
+struct FillHashed {
+  View a;
+  std::int64_t o, rows, salt;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    const std::int64_t i = t % rows, j = t / rows;  // LayoutLeft: i fastest
+    std::uint64_t z = std::uint64_t((o + i) * 1024 + j) * 0x9E3779B97F4A7C15ull +
+                      std::uint64_t(salt) * 0xD1B54A32D192ED03ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    a(i, j) = double(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+  }
+};
+
 /// This rank's rows of an even split of n rows, filled with a fixed pattern on Space.
 template <class Space>
 struct Problem {
@@ -292,7 +310,7 @@ void register_space() {
 
 // ---- dist_rsvd: Distributed::randomized_svd (issues 18 and 24), a block of its own.
 //   dist_rsvd/<space>/<transport>[/weak]/n:/d:/rank:/q:  randomized SVD of a float A
-//   (LayoutLeft, the fill pattern above) with oversampling 10 and q power iterations; U of
+//   (LayoutLeft, FillHashed: full rank) with oversampling 10 and q power iterations; U of
 //   the local rows, sigma and V replicated. Default sizes: n = 200000, d = 64, rank 16 (strong
 //   scaling: n over all ranks; KOKKOSSKETCH_BENCH_WEAK=1: n per rank); full sizes: 4194304 x
 //   256 with rank 64 on a device space, 1000000 x 128 with rank 32 on the host;
@@ -324,9 +342,10 @@ RsvdProblem<Space>& rsvd_problem(std::int64_t n, std::int64_t d, std::int64_t ra
     const std::int64_t o = n * r / size, nr = n * (r + 1) / size - o;
     p = std::make_unique<RsvdProblem<Space>>();
     p->local = mat("KokkosSketch::perf::rsvd_A_local", nr, d);
-    Kokkos::parallel_for("KokkosSketch::perf::rsvd_fill",
-                         Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, nr * d),
-                         FillRows<mat>{p->local, o, d});
+    if (nr > 0)
+      Kokkos::parallel_for("KokkosSketch::perf::rsvd_fill",
+                           Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, nr * d),
+                           FillHashed<mat>{p->local, o, nr, 3});
     Kokkos::fence();
     p->U = mat("KokkosSketch::perf::rsvd_U", nr, rank);
     p->V = mat("KokkosSketch::perf::rsvd_V", d, rank);
@@ -409,22 +428,6 @@ void register_rsvd() {
 //   dist_lsq_solve/<space>/<reduction>[/weak]/n:/d:
 // Sizes: small n = 100000, d = 16; full n = 1000000, d = 64 on hosts and n = 4194304, d = 64
 // on device spaces; KOKKOSSKETCH_BENCH_WEAK=1: n rows per rank.
-
-/// splitmix64 of the global entry index, as a double in [-1, 1).
-template <class View>
-struct FillHashed {
-  View a;
-  std::int64_t o, rows, salt;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
-    const std::int64_t i = t % rows, j = t / rows;  // LayoutLeft: i fastest
-    std::uint64_t z = std::uint64_t((o + i) * 1024 + j) * 0x9E3779B97F4A7C15ull +
-                      std::uint64_t(salt) * 0xD1B54A32D192ED03ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    a(i, j) = double(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-  }
-};
 
 /// This rank's rows of an even split of the least-squares problem, built once per (n, d).
 template <class Space>
