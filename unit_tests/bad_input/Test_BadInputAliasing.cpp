@@ -19,7 +19,7 @@ using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputAliasing : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputAliasing, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputAliasing, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 template <class Space>
 using MatR = Kokkos::View<double**, Kokkos::LayoutRight, typename Space::memory_space>;

@@ -24,7 +24,7 @@ using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputAllocation : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputAllocation, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputAllocation, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 /// Views of any extents over a small real buffer (never read beyond it by these rows).
 template <class Space, class T>

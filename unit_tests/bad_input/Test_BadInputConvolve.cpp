@@ -16,7 +16,7 @@ using TestUtil::BadInputRow;
 
 template <class Space>
 class BadInputConvolve : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputConvolve, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputConvolve, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 template <class Space>
 using Vec = Kokkos::View<double*, typename Space::memory_space>;

@@ -16,7 +16,7 @@ using TestUtil::BadInputRow;
 
 template <class Space>
 class BadInputCountMin : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputCountMin, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputCountMin, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 TYPED_TEST(BadInputCountMin, ShapesAndParameters) {
   using Space = TypeParam;

@@ -20,7 +20,7 @@ using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputCsr : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputCsr, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputCsr, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 /// A CrsMatrix built from host arrays as given, without any check but those of the
 /// CrsMatrix constructor (nnz = cols.size(), numRows = row_map.size() - 1). `n_values`

@@ -18,7 +18,7 @@ using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputEnums : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputEnums, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputEnums, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 template <class E>
 E bad(int v = 99) {

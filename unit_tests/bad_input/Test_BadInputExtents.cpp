@@ -16,7 +16,7 @@ using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputExtents : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputExtents, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputExtents, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 TYPED_TEST(BadInputExtents, Projection) {
   using Space = TypeParam;

@@ -17,7 +17,7 @@ using TestUtil::BadInputRow;
 
 template <class Space>
 class BadInputImplicitALS : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputImplicitALS, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputImplicitALS, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 template <class Space>
 using Crs = KokkosSparse::CrsMatrix<float, int, Kokkos::Device<Space, typename Space::memory_space>>;

@@ -16,7 +16,7 @@ using TestUtil::BadInputRow;
 
 template <class Space>
 class BadInputMAD : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputMAD, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputMAD, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 template <class Space>
 using Crs = KokkosSparse::CrsMatrix<double, int, typename Space::device_type, void, int>;

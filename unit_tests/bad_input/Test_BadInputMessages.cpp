@@ -21,7 +21,7 @@ using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputMessages : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputMessages, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputMessages, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 TYPED_TEST(BadInputMessages, InnerFailuresNameTheEntryPoint) {
   using Space = TypeParam;

@@ -20,7 +20,7 @@ using namespace TestUtil::BadInputViews;
 
 template <class Space>
 class BadInputNonFinite : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputNonFinite, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputNonFinite, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
 constexpr double inf_v = std::numeric_limits<double>::infinity();

@@ -23,7 +23,7 @@ using TestUtil::BadInputRow;
 
 template <class Space>
 class BadInputRecommendData : public ::testing::Test {};
-TYPED_TEST_SUITE(BadInputRecommendData, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
+TYPED_TEST_SUITE(BadInputRecommendData, TestUtil::PrimarySpaces, TestUtil::SpaceName);
 
 /// Files in the temp directory, removed at scope exit.
 struct TempFiles {
