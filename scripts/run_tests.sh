@@ -8,7 +8,8 @@
 # well under 30 minutes on 2 cores; optimized (Release, -O3) builds are tested on the GPU
 # machines and with KOKKOSSKETCH_SANITIZERS=0, which builds and runs the suite without the
 # sanitizers (so does a CXX of nvcc_wrapper: CUDA builds run the GPU sanitizers instead,
-# docs/DevNotes.md).
+# docs/DevNotes.md). Each test executable is one ctest test (KokkosSketch_TEST_DISCOVERY=OFF:
+# a process per executable, not per test); a failure prints that executable's whole output.
 # ASAN_OPTIONS: allocator_may_return_null=1 because one test asks for a 2^62-byte View on
 # purpose, to check that the failed allocation becomes a KokkosSketch::Error; the MPI tests
 # run with detect_leaks=0 (LeakSanitizer aborts inside Open MPI's own teardown).
@@ -38,7 +39,7 @@ if [ "$sanitize" = 1 ]; then
   flags="-fsanitize=address,undefined -fno-sanitize=$ubsan_off -fno-omit-frame-pointer"
   flags="$flags -fno-sanitize-recover=undefined"
   kokkossketch_build "$build" -DKokkosSketch_ENABLE_TESTS=ON -DKokkosSketch_ENABLE_MPI="$mpi" \
-    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+    -DKokkosSketch_TEST_DISCOVERY=OFF -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined -fno-sanitize=$ubsan_off"
   asan="abort_on_error=1:allocator_may_return_null=1"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
@@ -50,6 +51,6 @@ if [ "$sanitize" = 1 ]; then
   fi
 else
   kokkossketch_build "$build" -DKokkosSketch_ENABLE_TESTS=ON -DKokkosSketch_ENABLE_MPI="$mpi" \
-    -DCMAKE_CXX_FLAGS= -DCMAKE_CXX_FLAGS_RELEASE="-O3 -DNDEBUG" -DCMAKE_EXE_LINKER_FLAGS=
+    -DKokkosSketch_TEST_DISCOVERY=OFF -DCMAKE_CXX_FLAGS= -DCMAKE_CXX_FLAGS_RELEASE="-O3 -DNDEBUG" -DCMAKE_EXE_LINKER_FLAGS=
   ctest --test-dir "$build" --output-on-failure
 fi
