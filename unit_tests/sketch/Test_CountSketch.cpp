@@ -514,6 +514,30 @@ TYPED_TEST(CountSketchTest, SlabFallbackShapes) {
   }
 }
 
+// A column index out of range is caught with validate_crs on (the default) by every path,
+// the OpenMP per-thread slabs included (n = 2500, 6 nonzeros per row, p = 29, d = 40: nnz
+// reaches 2 T p d up to T = 6 threads), and nothing is written out of bounds (ASan).
+TYPED_TEST(CountSketchTest, CrsBadColumnIsAnErrorOnEveryPath) {
+  using Space = TypeParam;
+  const std::int64_t n = 2500, d = 40;
+  const CountSketchOp S(CountSketchDist{29, n}, RNGState(31));
+  const auto A = random_csr<Space>(n, d, 6, 4);
+  auto en = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  en(en.extent(0) / 2) = int(d + 1000);
+  Kokkos::deep_copy(A.graph.entries, en);
+  for (bool det : {false, true}) {
+    Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space> Y("Y", 29, d);
+    CountSketchOptions opts;
+    opts.deterministic = det;
+    try {
+      count_sketch(Space(), S, A, Y, opts);
+      ADD_FAILURE() << "no Error for a column index out of range, deterministic " << det;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("outside"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Validation of a CRS A (on by default) changes nothing for a valid matrix: the same bits
 // with validate_crs off (deterministic mode; atomic mode up to the order of the additions).
 TYPED_TEST(CountSketchTest, CrsValidationOffGivesSameResult) {
