@@ -118,7 +118,7 @@ BEHIND_REASONS = [
     (r"^rphosvd_.*fresh_omega$",
      "the Omegas are the library's FP16 Gaussian operator, an erfinv draw per entry with the "
      "same bits on every backend (about 6 ns on one core)"),
-    (r"^(rsvd_|rphosvd_|leverage_exact$|lsq_direct_qr$)",
+    (r"^(rsvd_|rphosvd_|leverage_exact$|lsq_direct_qr$|lsq_sketch_and_precondition_count_sketch$)",
      "small GEMMs and QRs of the host BLAS/LAPACK, on one thread in this process (see `sgemm`)"),
 ]
 
