@@ -23,6 +23,34 @@
 namespace KokkosSketch {
 namespace Impl {
 
+/// \brief Y = sum over t of the slabs W(t) (in t order), where W(t) (p x d, row-major, zeroed
+/// first) receives add_rows(t, r0, r1, w) for the rows [r0, r1) of block t of n rows: the
+/// thread-private accumulation of both specializations below.
+template <class YView, class AddRows>
+void count_sketch_thread_slabs(const char* label, const Kokkos::OpenMP& space, std::int64_t T,
+                               std::int64_t n, const YView& Y, const AddRows& add_rows) {
+  using y_value = typename YView::non_const_value_type;
+  const std::int64_t p = std::int64_t(Y.extent(0)), d = std::int64_t(Y.extent(1));
+  Kokkos::View<y_value***, Kokkos::LayoutRight, Kokkos::HostSpace> W(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                         "KokkosSketch::count_sketch::thread_slabs"),
+      T, p, d);
+  using range_t = Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(label, range_t(space, 0, T), [=](std::int64_t t) {
+    for (std::int64_t b = 0; b < p; ++b)
+      for (std::int64_t c = 0; c < d; ++c) W(t, b, c) = y_value(0);
+    add_rows(t, n * t / T, n * (t + 1) / T, &W(t, 0, 0));
+  });
+  Kokkos::parallel_for(
+      "KokkosSketch::count_sketch[openmp:sum]", range_t(space, 0, p), [=](std::int64_t b) {
+        for (std::int64_t c = 0; c < d; ++c) {
+          y_value acc = W(0, b, c);
+          for (std::int64_t t = 1; t < T; ++t) acc += W(t, b, c);
+          Y(b, c) = acc;
+        }
+      });
+}
+
 template <class AView, class YView>
 struct CountSketchApply<Kokkos::OpenMP, AView, YView> {
   static constexpr const char* path = "openmp";
@@ -38,34 +66,17 @@ struct CountSketchApply<Kokkos::OpenMP, AView, YView> {
       CountSketchAtomicGeneric<Kokkos::OpenMP, AView, YView>::apply(space, S, A, Y);
       return;
     }
-    Kokkos::View<y_value***, Kokkos::LayoutRight, Kokkos::HostSpace> W(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                           "KokkosSketch::count_sketch::thread_slabs"),
-        T, p, d);
-    using range_t = Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::IndexType<std::int64_t>>;
-    Kokkos::parallel_for(
-        "KokkosSketch::count_sketch[openmp:slabs]", range_t(space, 0, T),
-        KOKKOS_LAMBDA(std::int64_t t) {
-          for (std::int64_t b = 0; b < p; ++b)
-            for (std::int64_t c = 0; c < d; ++c) W(t, b, c) = y_value(0);
-          const std::int64_t r0 = n * t / T, r1 = n * (t + 1) / T;
+    count_sketch_thread_slabs(
+        "KokkosSketch::count_sketch[openmp:slabs]", space, T, n, Y,
+        [=](std::int64_t, std::int64_t r0, std::int64_t r1, y_value* slab) {
           for (std::int64_t j = r0; j < r1; ++j) {
             const CountSketchOp::Draw dr = S.draw(j);
-            y_value* const w = &W(t, dr.bucket, 0);
+            y_value* const w = slab + dr.bucket * d;
             if (dr.negative) {
               for (std::int64_t c = 0; c < d; ++c) w[c] -= y_value(A(j, c));
             } else {
               for (std::int64_t c = 0; c < d; ++c) w[c] += y_value(A(j, c));
             }
-          }
-        });
-    Kokkos::parallel_for(
-        "KokkosSketch::count_sketch[openmp:sum]", range_t(space, 0, p),
-        KOKKOS_LAMBDA(std::int64_t b) {
-          for (std::int64_t c = 0; c < d; ++c) {
-            y_value acc = W(0, b, c);
-            for (std::int64_t t = 1; t < T; ++t) acc += W(t, b, c);
-            Y(b, c) = acc;
           }
         });
   }
@@ -95,18 +106,10 @@ struct CountSketchCrsApply<Kokkos::OpenMP, RowMap, Entries, Values, YView> {
       count_sketch_crs_atomic(space, S, row_map, entries, values, Y, check);
       return;
     }
-    Kokkos::View<y_value***, Kokkos::LayoutRight, Kokkos::HostSpace> W(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                           "KokkosSketch::count_sketch::thread_slabs"),
-        T, p, d);
-    using range_t = Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::IndexType<std::int64_t>>;
     const bool checked = check.active();
-    Kokkos::parallel_for(
-        "KokkosSketch::count_sketch[openmp:crs_slabs]", range_t(space, 0, T),
-        KOKKOS_LAMBDA(std::int64_t t) {
-          for (std::int64_t b = 0; b < p; ++b)
-            for (std::int64_t c = 0; c < d; ++c) W(t, b, c) = y_value(0);
-          const std::int64_t r0 = n * t / T, r1 = n * (t + 1) / T;
+    count_sketch_thread_slabs(
+        "KokkosSketch::count_sketch[openmp:crs_slabs]", space, T, n, Y,
+        [=](std::int64_t, std::int64_t r0, std::int64_t r1, y_value* slab) {
           for (std::int64_t j = r0; j < r1; ++j) {
             const CountSketchOp::Draw dr = S.draw(j);
             const std::int64_t k0 = std::int64_t(row_map(j)), k1 = std::int64_t(row_map(j + 1));
@@ -114,7 +117,7 @@ struct CountSketchCrsApply<Kokkos::OpenMP, RowMap, Entries, Values, YView> {
               check.report();
               continue;
             }
-            y_value* const w = &W(t, dr.bucket, 0);
+            y_value* const w = slab + dr.bucket * d;
             for (std::int64_t k = k0; k < k1; ++k) {
               const std::int64_t c = std::int64_t(entries(k));
               if (checked && !check_t::column_ok(c, d)) {
@@ -124,15 +127,6 @@ struct CountSketchCrsApply<Kokkos::OpenMP, RowMap, Entries, Values, YView> {
               const y_value a = y_value(values(k));
               w[c] += dr.negative ? -a : a;
             }
-          }
-        });
-    Kokkos::parallel_for(
-        "KokkosSketch::count_sketch[openmp:sum]", range_t(space, 0, p),
-        KOKKOS_LAMBDA(std::int64_t b) {
-          for (std::int64_t c = 0; c < d; ++c) {
-            y_value acc = W(0, b, c);
-            for (std::int64_t t = 1; t < T; ++t) acc += W(t, b, c);
-            Y(b, c) = acc;
           }
         });
   }
