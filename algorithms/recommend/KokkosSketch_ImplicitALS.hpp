@@ -526,8 +526,8 @@ class ImplicitALS {
     if (uses_gemm_dense_term() && Impl::ALSLockstepApply<ExecSpace, Storage>::handles(k)) {
       // segments of at least half a chunk, plus at most one short piece per row and column
       // bucket (an upper bound)
-      const std::int64_t nb =
-          1 + std::max(nu, ni) * k * std::int64_t(sizeof(Storage)) / Impl::als_segment_bucket_bytes;
+      const std::int64_t nb = 1 + std::max(nu, ni) * k * std::int64_t(sizeof(Storage)) /
+                                      Impl::ALSLockstepApply<ExecSpace, Storage>::bucket_bytes;
       const std::int64_t slots = 2 * nnz / Impl::als_segment_nnz + 1 +
                                  std::min(nnz, (nnz / Impl::als_segment_nnz + 1) * nb);
       ws.add("partial sums of split rows (dense_term gemm)", slots, k, sizeof(float),
@@ -543,14 +543,16 @@ class ImplicitALS {
   }
 
   /// The tasks of the lockstep backend kernels for `g` (Impl::als_segment_rows: chunks of
-  /// als_segment_nnz nonzeros, column buckets of the fixed side's L2-sized slabs), when this
+  /// als_segment_nnz nonzeros, column buckets of the fixed side's cache-sized slabs), when this
   /// plan runs them (GEMM dense term, a backend ALSLockstepApply taking the factor count).
   /// A host copy of the CSR: setup cost, once per matrix. Waits.
   void segment(graph_t& g) {
     const std::int64_t k = factors();
-    if (!uses_gemm_dense_term() || !Impl::ALSLockstepApply<ExecSpace, Storage>::handles(k)) return;
+    using lk = Impl::ALSLockstepApply<ExecSpace, Storage>;
+    if (!uses_gemm_dense_term() || !lk::handles(k)) return;
     Impl::als_resegment(m_space, g, Impl::als_segment_nnz,
-                        Impl::als_segment_bucket(g.n_cols, k, std::int64_t(sizeof(Storage))));
+                        Impl::als_segment_bucket(g.n_cols, k, std::int64_t(sizeof(Storage)),
+                                                 lk::bucket_bytes));
   }
 
   void initialize_factors() {

@@ -81,6 +81,8 @@ struct ALSSolveApply<Kokkos::Cuda, S> {
 template <class S>
 struct ALSLockstepApply<Kokkos::Cuda, S> {
   static constexpr const char* path = "cuda";
+  /// Column buckets of about 2/3 of the L2 (als_segment_bucket_bytes).
+  static constexpr std::int64_t bucket_bytes = als_segment_bucket_bytes;
   using problem_t = ALSSolveProblem<Kokkos::CudaSpace, S>;
   using work_t = ALSGemmWork<Kokkos::CudaSpace>;
 

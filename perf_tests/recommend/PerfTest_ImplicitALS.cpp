@@ -9,15 +9,18 @@
 //   implicit_als_fp16[_gemm]_<shape>  FP16 factor storage, k = 256;
 //   implicit_als_generic_<shape>      (spaces with a backend specialization, i.e. Cuda) the
 //                                     generic TeamPolicy kernel at k = 64 and 256;
-//   implicit_als_generic_gemm_<shape> (spaces with a lockstep backend, i.e. Cuda) the GEMM
-//                                     dense-term path with the generic per-step phases
-//                                     (ALSGemmCG, a team per row) at k = 64, 256 and 1024:
-//                                     the `_gemm` twins run the backend's nonzero-balanced
-//                                     lockstep kernels (counter lockstep_kernels = 1) where
-//                                     they take k (CUDA: k <= 1024);
-//   implicit_als_nobucket_gemm_<shape> (same spaces) the lockstep kernels with tasks cut
-//                                     without column buckets (k = 256): the A/B of the
+//   implicit_als_generic_gemm_<shape> (spaces with a lockstep backend: Cuda, OpenMP,
+//                                     Serial) the GEMM dense-term path with the generic
+//                                     per-step phases (ALSGemmCG, a team per row) at k = 64,
+//                                     256 and 1024 (hosts: 256): the `_gemm` twins run the
+//                                     backend's nonzero-balanced lockstep tasks (counter
+//                                     lockstep_kernels = 1) where they take k (CUDA: k <=
+//                                     1024; hosts: any);
+//   implicit_als_nobucket_gemm_<shape> (same spaces; hosts: full set) the lockstep tasks
+//                                     cut without column buckets (k = 256): the A/B of the
 //                                     buckets (DevNotes_ImplicitALS.md);
+// KOKKOSSKETCH_BENCH_ALS_BUCKET_MIB=m re-cuts the tasks with column buckets of m MiB of the
+// fixed side (0: none) to measure the bucket size on a machine.
 //   als_quality_<shape>               run once: held-out precision@10 after 15 iterations
 //                                     of ours (float, BF16, FP16) and of the exact baseline
 //                                     (exact_als_factors), on a 20% per-user hold-out split
@@ -98,6 +101,16 @@ ALSBenchState<Space, S>& als_state(const Space& space, const AlsShapeCase& c, st
     st.plan = std::make_shared<ImplicitALS<Space, S>>(space, als_bench_options(k, dt, tf32));
     st.plan->fit(d.Cui, 0);
     if (no_buckets) Impl::ALSPlanAccess::resegment(*st.plan, Impl::als_segment_nnz, 0);
+    // KOKKOSSKETCH_BENCH_ALS_BUCKET_MIB: column buckets of that many MiB of the fixed side
+    // instead of the backend's (0: none), to measure the bucket size on a machine.
+    const double mib = env_double("KOKKOSSKETCH_BENCH_ALS_BUCKET_MIB", -1);
+    if (mib >= 0 && !no_buckets && Impl::ALSLockstepApply<Space, S>::handles(k)) {
+      const std::int64_t bytes = std::int64_t(mib * 1048576.0);
+      const std::int64_t cols = std::max(st.users, st.items);
+      Impl::ALSPlanAccess::resegment(
+          *st.plan, Impl::als_segment_nnz,
+          bytes > 0 ? Impl::als_segment_bucket(cols, k, std::int64_t(sizeof(S)), bytes) : 0);
+    }
     space.fence();
     return st;
   });
@@ -281,6 +294,11 @@ void register_als_space(const Space& space, SizeSet sizes) {
       entries.push_back({ml20m, 256, 0, dt});
       entries.push_back({ml20m, 256, 2, dt});
     }
+    if (Impl::backend_available_v<Impl::ALSLockstepApply<Space, float>>) {
+      // the host lockstep tasks against the generic row-per-thread phases, and unbucketed
+      entries.push_back({ml20m, 256, 3, ALSDenseTerm::gemm});
+      entries.push_back({ml20m, 256, 4, ALSDenseTerm::gemm});
+    }
     quality = ml_05;
     quality_k = 64;
   } else {
@@ -290,6 +308,8 @@ void register_als_space(const Space& space, SizeSet sizes) {
       entries.push_back({ml_10, 256, 0, dt});
       entries.push_back({ml_10, 256, 2, dt});
     }
+    if (Impl::backend_available_v<Impl::ALSLockstepApply<Space, float>>)
+      entries.push_back({ml_10, 256, 3, ALSDenseTerm::gemm});
     quality = ml_05;
     quality_k = 64;
   }

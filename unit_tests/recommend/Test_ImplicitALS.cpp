@@ -440,6 +440,67 @@ void check_segments(const std::vector<std::int64_t>& rm, const std::vector<std::
   EXPECT_EQ(lr, s.long_rows.size() / 3);
 }
 
+#if defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_SERIAL)
+// The host lockstep loop (ALSSparseHost): over nonzeros with random weights (some 0, skipped)
+// and rows of a 50-row fixed side, the sparse term of the residual and of a step agrees with a
+// double evaluation of its definition to float rounding (1e-5 relative, sums of at most 40
+// products of numbers of size 1), and the AVX2 loop gives the portable loop's bits (float,
+// BF16 and FP16 storage; k = 1, 7, 32, 33, 256, 300 reach the tails of 32 and 8 lanes).
+TEST(ImplicitALSHost, SparseLoopAgainstDefinitionAndAcrossInstructionSets) {
+  auto run = [](auto storage, std::int64_t k) {
+    using S = decltype(storage);
+    SCOPED_TRACE("factors = " + std::to_string(k) + ", storage " +
+                 std::to_string(Impl::als_storage_code<S>()));
+    std::mt19937_64 g(k * 7 + Impl::als_storage_code<S>());
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const std::int64_t rows = 50, nnz = 40;
+    std::vector<S> Y(rows * k);
+    for (auto& y : Y) y = Impl::als_store<S>(u(g));
+    std::vector<float> v(k), conf(nnz);
+    for (auto& x : v) x = u(g);
+    std::vector<std::int64_t> entries(nnz);
+    for (std::int64_t t = 0; t < nnz; ++t) {
+      entries[t] = std::int64_t(g() % rows);
+      conf[t] = t % 5 == 3 ? 0.0f : 1.0f + 3.0f * (u(g) + 1.0f);
+    }
+    for (bool residual : {true, false}) {
+      std::vector<float> base(k);
+      for (auto& x : base) x = u(g);
+      std::vector<double> want(base.begin(), base.end());
+      for (std::int64_t t = 0; t < nnz; ++t) {
+        if (!(conf[t] > 0)) continue;
+        double d = 0;
+        for (std::int64_t f = 0; f < k; ++f) d += double(Impl::als_load(Y[entries[t] * k + f])) * v[f];
+        const double c = conf[t], w = residual ? c - (c - 1) * d : (c - 1) * d;
+        for (std::int64_t f = 0; f < k; ++f) want[f] += w * double(Impl::als_load(Y[entries[t] * k + f]));
+      }
+      std::vector<float> a = base;
+      Impl::host_als_sparse_portable(Y.data(), k, entries.data(), conf.data(), 0, nnz, v.data(),
+                                     a.data(), residual);
+      double num = 0, den = 0;
+      for (std::int64_t f = 0; f < k; ++f) {
+        num += (a[f] - want[f]) * (a[f] - want[f]);
+        den += want[f] * want[f];
+      }
+      EXPECT_LT(std::sqrt(num / den), 1e-5);
+#if KOKKOSSKETCH_HOST_X86
+      if (Impl::host_cpu().avx2 && Impl::host_cpu().f16c) {
+        std::vector<float> b = base;
+        Impl::host_als_sparse_avx2(Y.data(), k, entries.data(), conf.data(), 0, nnz, v.data(),
+                                   b.data(), residual);
+        for (std::int64_t f = 0; f < k; ++f) EXPECT_EQ(Impl::float_bits(b[f]), Impl::float_bits(a[f])) << f;
+      }
+#endif
+    }
+  };
+  for (std::int64_t k : {1, 7, 32, 33, 256, 300}) {
+    run(float{}, k);
+    run(bf16{}, k);
+    run(fp16{}, k);
+  }
+}
+#endif
+
 TEST(ImplicitALSSegments, TasksCoverEveryNonzero) {
   std::mt19937 gen(7);
   std::vector<std::vector<std::int64_t>> lens = {

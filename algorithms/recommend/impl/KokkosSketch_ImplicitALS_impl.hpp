@@ -205,9 +205,11 @@ inline ALSSegments als_segment_rows(const std::int64_t* rm, std::int64_t n_rows,
 inline constexpr std::int64_t als_segment_bucket_bytes = std::int64_t(32) << 20;
 
 /// \brief Columns per bucket for a fixed side of `cols` rows of k factors of `elem_bytes`
-/// bytes: als_segment_bucket_bytes / (k elem_bytes), 0 (no buckets) when the whole side fits.
-inline std::int64_t als_segment_bucket(std::int64_t cols, std::int64_t k, std::int64_t elem_bytes) {
-  const std::int64_t b = std::max<std::int64_t>(1, als_segment_bucket_bytes / (k * elem_bytes));
+/// bytes: bucket_bytes / (k elem_bytes), 0 (no buckets) when the whole side fits in
+/// bucket_bytes (the lockstep backend's ALSLockstepApply::bucket_bytes).
+inline std::int64_t als_segment_bucket(std::int64_t cols, std::int64_t k, std::int64_t elem_bytes,
+                                       std::int64_t bucket_bytes = als_segment_bucket_bytes) {
+  const std::int64_t b = std::max<std::int64_t>(1, bucket_bytes / (k * elem_bytes));
   return b >= cols ? 0 : b;
 }
 
@@ -441,6 +443,19 @@ struct ALSSolveProblem {
   std::int64_t n_slots = 0;  ///< partial-sum slots of the split rows
 };
 
+/// sum_f a[f] b[f] (as floats) with 8 partial sums (lane f mod 8) added pairwise, then the
+/// k mod 8 tail: the order of every host dot product of the CG, which compilers vectorize.
+template <class A, class B>
+KOKKOS_INLINE_FUNCTION float als_dot8(const A* a, const B* b, std::int64_t k) {
+  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::int64_t f = 0;
+  for (; f + 8 <= k; f += 8)
+    for (int q = 0; q < 8; ++q) s[q] += als_load(a[f + q]) * als_load(b[f + q]);
+  float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; f < k; ++f) t += als_load(a[f]) * als_load(b[f]);
+  return t;
+}
+
 /// CG steps stop early when r.r falls to this (a zero residual: the exact solution is reached
 /// and the next step would divide 0 by 0).
 constexpr float als_cg_tiny = 1e-30f;
@@ -520,13 +535,7 @@ struct ALSSolveGeneric {
   /// sum_f a_f b_f with 8 partial sums (vectorizable), for the host path.
   template <class A, class B>
   KOKKOS_INLINE_FUNCTION static float dot8(const A* a, const B* b, std::int64_t k) {
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    std::int64_t f = 0;
-    for (; f + 8 <= k; f += 8)
-      for (int q = 0; q < 8; ++q) s[q] += als_load(a[f + q]) * als_load(b[f + q]);
-    float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    for (; f < k; ++f) t += als_load(a[f]) * als_load(b[f]);
-    return t;
+    return als_dot8(a, b, k);
   }
 
   /// The CG of one row on a host thread (team size 1): the same steps as the team version,
@@ -865,6 +874,27 @@ struct ALSGemmCG {
   }
 };
 
+/// \brief The sparse term of the lockstep CG's phases over nonzeros [b, e) of one row, scalar
+/// loops (the generic policy of ALSLockstepSegmented): acc[f] += w_t y_t[f] for the nonzeros
+/// t with c_t > 0, y_t = Y row entries[t] (k factors, row-major), w_t = c - (c - 1) y_t.v
+/// (residual) or (c - 1) y_t.v (step).
+struct ALSSparseGeneric {
+  template <class S>
+  KOKKOS_INLINE_FUNCTION static void accumulate(const S* Y, std::int64_t k,
+                                                const std::int64_t* entries, const float* conf,
+                                                std::int64_t b, std::int64_t e, const float* v,
+                                                float* acc, bool residual) {
+    for (std::int64_t t = b; t < e; ++t) {
+      const float c = conf[t];
+      if (!(c > 0)) continue;
+      const S* y = Y + entries[t] * k;
+      const float d = als_dot8(y, v, k);
+      const float wt = residual ? c - (c - 1.0f) * d : (c - 1.0f) * d;
+      for (std::int64_t f = 0; f < k; ++f) acc[f] += wt * als_load(y[f]);
+    }
+  }
+};
+
 /// \brief The lockstep CG's per-step phases by nonzero-balanced tasks (ALSSegments), generic
 /// Kokkos: the algorithm of the CUDA kernels (KokkosSketch_Cuda_ImplicitALSLockstep.cu) with
 /// a thread per task and scalar loops, so that the host checks its logic (split rows, slots,
@@ -877,12 +907,17 @@ struct ALSGemmCG {
 ///   (D holds Ap afterwards). A segment writes acc to its slot of `part`.
 /// - long: for every active split row, the slots are added in order (acc), then the same
 ///   finish.
-template <class ExecSpace, class S>
+/// `Sparse` computes the sparse term of a row's nonzeros (ALSSparseGeneric: scalar loops; a
+/// host backend passes its vectorized loops). Tasks are handed out dynamically a few at a
+/// time, so that on a host the threads move through the column buckets together.
+template <class ExecSpace, class S, class Sparse = ALSSparseGeneric>
 struct ALSLockstepSegmented {
   using mem = typename ExecSpace::memory_space;
   using problem_t = ALSSolveProblem<mem, S>;
   using work_t = ALSGemmWork<mem>;
   using range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  using dynamic_range = Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>,
+                                            Kokkos::IndexType<std::int64_t>>;
 
   problem_t pr;
   work_t w;
@@ -898,7 +933,8 @@ struct ALSLockstepSegmented {
     }
     if (pr.n_rows == 0) return;
     const bool res = phase == cg::residual;
-    Kokkos::parallel_for("KokkosSketch::ImplicitALS::segmented_tasks", range(space, 0, pr.n_tasks),
+    Kokkos::parallel_for("KokkosSketch::ImplicitALS::segmented_tasks",
+                         dynamic_range(space, 0, pr.n_tasks).set_chunk_size(8),
                          ALSLockstepSegmented{pr, w, res, false});
     if (pr.n_long > 0)
       Kokkos::parallel_for("KokkosSketch::ImplicitALS::segmented_long",
@@ -911,21 +947,16 @@ struct ALSLockstepSegmented {
   }
 
   /// acc[f] (+)= the row's sparse term over nonzeros [b, e); acc is zeroed first when `zero`.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
   KOKKOS_INLINE_FUNCTION void sparse(std::int64_t row, std::int64_t b, std::int64_t e,
                                      float* acc, bool zero) const {
-    using G = ALSSolveGeneric<ExecSpace, S>;
     const std::int64_t k = pr.k;
     const float* v = residual ? &w.x(row, 0) : &w.p(row, 0);
     if (zero)
       for (std::int64_t f = 0; f < k; ++f) acc[f] = 0.0f;
-    for (std::int64_t t = b; t < e; ++t) {
-      const float c = pr.conf(t);
-      if (!(c > 0)) continue;
-      const S* y = &pr.Y(pr.entries(t), 0);
-      const float d = G::dot8(y, v, k);
-      const float wt = residual ? c - (c - 1.0f) * d : (c - 1.0f) * d;
-      for (std::int64_t f = 0; f < k; ++f) acc[f] += wt * als_load(y[f]);
-    }
+    Sparse::accumulate(pr.Y.data(), k, pr.entries.data(), pr.conf.data(), b, e, v, acc, residual);
   }
 
   /// The finish of a row whose sparse term is in place: residual (r holds acc - D) or step

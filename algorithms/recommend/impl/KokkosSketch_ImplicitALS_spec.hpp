@@ -49,6 +49,9 @@ struct ALSSolveGenericApply {
 template <class ExecSpace, class S>
 struct ALSLockstepApply {
   static constexpr const char* path = "generic";
+  /// Bytes of the fixed side per column bucket of the tasks (when handles(k): the plan builds
+  /// the tasks with als_segment_bucket(cols, k, sizeof(S), bucket_bytes)).
+  static constexpr std::int64_t bucket_bytes = als_segment_bucket_bytes;
   /// Whether the phases of `pr` read pr.tasks and write w.part (then w.part must hold
   /// pr.n_slots rows).
   static bool segmented(const ALSSolveProblem<typename ExecSpace::memory_space, S>& pr) {
@@ -218,6 +221,10 @@ inline constexpr bool als_backend_available_v = backend_available_v<ALSSolveAppl
 // Backend specializations of the dispatch struct above.
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
 #include <KokkosSketch_Cuda_ImplicitALS.hpp>
+#endif
+
+#if defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_SERIAL)
+#include <KokkosSketch_Host_ImplicitALS.hpp>
 #endif
 
 #endif
