@@ -102,6 +102,12 @@ MatrixBatch<const Scalar> const_batch(const MatrixBatch<Scalar>& b) {
 /// and optionally (detected; DenseLA::gemm_nn_tf32 falls back to gemm without it):
 ///   void gemm_nn_tf32(const ExecSpace&, int m, int n, int k, const float* A, int lda,
 ///                     const float* B, int ldb, float* C, int ldc);  // C <- A B on TF32 units
+/// and optionally (detected; DenseLA::gemm makes its one KokkosBlas::gemm call when it is
+/// missing or declines):
+///   bool gemm_threaded(const ExecSpace&, char ta, char tb, std::int64_t m, std::int64_t n,
+///                      std::int64_t k, Scalar alpha, const Scalar* A, int lda,
+///                      const Scalar* B, int ldb, Scalar beta, Scalar* C, int ldc) const;
+///                      // column-major C <- alpha op(A) op(B) + beta C; false: not taken
 template <class ExecSpace, class Scalar, class Enable = void>
 struct DenseLABackend {
   static_assert(!std::is_same<Enable, Enable>::value,
@@ -117,6 +123,23 @@ struct has_tf32_gemm<Backend, ExecSpace,
                      std::void_t<decltype(std::declval<Backend&>().gemm_nn_tf32(
                          std::declval<const ExecSpace&>(), 0, 0, 0, (const float*)nullptr, 0,
                          (const float*)nullptr, 0, (float*)nullptr, 0))>> : std::true_type {};
+
+/// Whether V is a column-major (LayoutLeft) View of Scalar values, as BLAS takes it.
+template <class V, class Scalar>
+inline constexpr bool blas_column_major_v =
+    std::is_same<typename V::array_layout, Kokkos::LayoutLeft>::value &&
+    std::is_same<typename V::non_const_value_type, Scalar>::value;
+
+/// Whether a DenseLA backend has the optional threaded GEMM (gemm_threaded).
+template <class Backend, class ExecSpace, class Scalar, class = void>
+struct has_threaded_gemm : std::false_type {};
+template <class Backend, class ExecSpace, class Scalar>
+struct has_threaded_gemm<
+    Backend, ExecSpace, Scalar,
+    std::void_t<decltype(std::declval<const Backend&>().gemm_threaded(
+        std::declval<const ExecSpace&>(), 'N', 'N', std::int64_t(0), std::int64_t(0),
+        std::int64_t(0), Scalar(0), (const Scalar*)nullptr, 0, (const Scalar*)nullptr, 0,
+        Scalar(0), (Scalar*)nullptr, 0))>> : std::true_type {};
 
 /// Checks that a 64-bit extent fits the 32-bit integers of LAPACK/cuSOLVER.
 inline int to_lapack_int(const char* f, std::int64_t v, const char* what) {
@@ -534,7 +557,9 @@ class DenseLA {
 
   /// \brief C = alpha op(A) op(B) + beta C through KokkosBlas::gemm on the plan's instance
   /// (with beta = 0, C is zeroed first so that NaN in C never propagates)
-  /// (Kokkos Kernels 4.2+; older Kokkos Kernels run it on the default instance).
+  /// (Kokkos Kernels 4.2+; older Kokkos Kernels run it on the default instance). A backend
+  /// with gemm_threaded may take the call first (on an OpenMP instance whose host BLAS would
+  /// run it on one thread, a large product becomes one xGEMM call per thread).
   /// \param [in] transA,transB "N" or "T"
   template <class AView, class BView, class CView>
   void gemm(const char transA[], const char transB[], Scalar alpha, const AView& A,
@@ -542,6 +567,20 @@ class DenseLA {
     static_check_view<ExecSpace, AView, 2, false>();
     static_check_view<ExecSpace, BView, 2, false>();
     static_check_view<ExecSpace, CView, 2, true>();
+    if constexpr (has_threaded_gemm<backend_type, ExecSpace, Scalar>::value &&
+                  blas_column_major_v<AView, Scalar> && blas_column_major_v<BView, Scalar> &&
+                  blas_column_major_v<CView, Scalar>) {
+      // The backend's threaded GEMM where it takes the call (host BLAS on one thread).
+      const char ta = transA[0] == 'N' || transA[0] == 'n' ? 'N' : 'T';
+      const char tb = transB[0] == 'N' || transB[0] == 'n' ? 'N' : 'T';
+      const std::int64_t m = C.extent(0), n = C.extent(1);
+      const std::int64_t k = ta == 'N' ? A.extent(1) : A.extent(0);
+      const std::int64_t big = std::max({m, n, k, ld(A), ld(B), ld(C)});
+      if (m > 0 && n > 0 && k > 0 && big <= std::int64_t(INT_MAX) &&
+          m_backend.gemm_threaded(m_space, ta, tb, m, n, k, alpha, A.data(), int(ld(A)),
+                                  B.data(), int(ld(B)), beta, C.data(), int(ld(C))))
+        return;
+    }
     // beta = 0 must not read C (it may hold NaN): some Kokkos Kernels paths compute beta*C.
     if (beta == Scalar(0)) Kokkos::deep_copy(m_space, C, Scalar(0));
     if constexpr (kokkosblas_takes_space) {

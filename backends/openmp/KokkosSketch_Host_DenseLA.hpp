@@ -32,6 +32,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__unix__)
+#include <dlfcn.h>
+#endif
+
 #define KOKKOSSKETCH_STR2(x) #x
 #define KOKKOSSKETCH_STR(x) KOKKOSSKETCH_STR2(x)
 #if defined(__USER_LABEL_PREFIX__)
@@ -70,6 +74,14 @@ void kokkossketch_dsyrk(const char* uplo, const char* trans, const int* n, const
                         const double* alpha, const double* a, const int* lda, const double* beta,
                         double* c, const int* ldc, std::size_t, std::size_t)
     KOKKOSSKETCH_FORTRAN_SYMBOL(dsyrk);
+void kokkossketch_sgemm(const char* transa, const char* transb, const int* m, const int* n,
+                        const int* k, const float* alpha, const float* a, const int* lda,
+                        const float* b, const int* ldb, const float* beta, float* c,
+                        const int* ldc, std::size_t, std::size_t) KOKKOSSKETCH_FORTRAN_SYMBOL(sgemm);
+void kokkossketch_dgemm(const char* transa, const char* transb, const int* m, const int* n,
+                        const int* k, const double* alpha, const double* a, const int* lda,
+                        const double* b, const int* ldb, const double* beta, double* c,
+                        const int* ldc, std::size_t, std::size_t) KOKKOSSKETCH_FORTRAN_SYMBOL(dgemm);
 void kokkossketch_spotrf(const char* uplo, const int* n, float* a, const int* lda, int* info,
                          std::size_t) KOKKOSSKETCH_FORTRAN_SYMBOL(spotrf);
 void kokkossketch_dpotrf(const char* uplo, const int* n, double* a, const int* lda, int* info,
@@ -123,6 +135,11 @@ struct HostLapack<float> {
     const char uplo = 'U', diag = 'N';
     kokkossketch_strsm(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
   }
+  /// C <- alpha op(A) op(B) + beta C (column-major; C is not read when beta = 0).
+  static void gemm(char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda,
+                   const float* b, int ldb, float beta, float* c, int ldc) {
+    kokkossketch_sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+  }
   /// Upper triangle of C (n x n) <- A^T A, A k x n.
   static void gram(int n, int k, const float* a, int lda, float* c, int ldc) {
     const float one = 1, zero = 0;
@@ -168,6 +185,11 @@ struct HostLapack<double> {
     const char uplo = 'U', diag = 'N';
     kokkossketch_dtrsm(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
   }
+  /// C <- alpha op(A) op(B) + beta C (column-major; C is not read when beta = 0).
+  static void gemm(char ta, char tb, int m, int n, int k, double alpha, const double* a, int lda,
+                   const double* b, int ldb, double beta, double* c, int ldc) {
+    kokkossketch_dgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+  }
   /// Upper triangle of C (n x n) <- A^T A, A k x n.
   static void gram(int n, int k, const double* a, int lda, double* c, int ldc) {
     const double one = 1, zero = 0;
@@ -196,6 +218,19 @@ struct HostLapack<double> {
     kokkossketch_dsyevd(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
   }
 };
+
+/// The threads that the host BLAS gives one call from the calling thread:
+/// openblas_get_num_threads() where the process has OpenBLAS (Debian's pthread build answers 1
+/// once OMP_PROC_BIND has pinned the thread it sized its pool from), else 0 (not known).
+inline int host_blas_threads() {
+#if defined(__unix__)
+  using fn_t = int (*)();
+  static const fn_t fn = reinterpret_cast<fn_t>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  return fn != nullptr ? fn() : 0;
+#else
+  return 0;
+#endif
+}
 
 /// LAPACK backend for every host-accessible execution space.
 template <class ExecSpace, class Scalar>
@@ -333,6 +368,87 @@ struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSp
                           ", info = ", info);
   }
 
+  /// \brief C = alpha op(A) op(B) + beta C (column-major; op(A) m x k, C m x n) as
+  /// independent calls of the host BLAS's xGEMM on the threads of an OpenMP instance, when the
+  /// BLAS would run the one call on one thread (host_blas_threads() == 1) and the product is
+  /// large (2 m n k >= 2^26): a grid of pr x pc blocks of C (pr pc = T, blocks of at least
+  /// 16 rows and columns where split), or T blocks of the inner dimension (at least 64 per
+  /// thread, C at most 2^24 / T entries; e.g. a Gram matrix F^T F of a tall F) whose partial
+  /// products are added in block order (the thread count T fixes the order), whichever moves
+  /// fewer entries per thread.
+  /// Returns false, having done nothing, otherwise (the caller makes the usual one call).
+  bool gemm_threaded(const ExecSpace& space, char ta, char tb, std::int64_t m, std::int64_t n,
+                     std::int64_t k, Scalar alpha, const Scalar* A, int lda, const Scalar* B,
+                     int ldb, Scalar beta, Scalar* C, int ldc) const {
+#if defined(KOKKOS_ENABLE_OPENMP)
+    if constexpr (std::is_same<ExecSpace, Kokkos::OpenMP>::value) {
+      const std::int64_t T = space.concurrency();
+      const double flops = 2.0 * double(m) * double(n) * double(k);
+      if (T < 2 || flops < double(std::int64_t(1) << 26) || host_blas_threads() != 1)
+        return false;
+      using range = Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::IndexType<std::int64_t>>;
+      // A grid of pr x pc blocks of C (pr pc = T), or T blocks of the inner dimension: the
+      // plan with the least traffic per thread, counted in entries: a grid block reads
+      // (m / pr + n / pc) k operand entries and writes its m n / T entries of C; an inner
+      // block reads (m + n) k / T entries and writes, then reads back, a whole m x n partial.
+      std::int64_t pr = 0;
+      double best = 0;
+      for (std::int64_t r = 1; r <= T; ++r) {
+        if (T % r != 0) continue;
+        const std::int64_t c = T / r;
+        if ((r > 1 && m / r < 16) || (c > 1 && n / c < 16)) continue;
+        const double cost = (double(m) / r + double(n) / c) * double(k) + double(m) * n / T;
+        if (pr == 0 || cost < best) pr = r, best = cost;
+      }
+      const bool inner_fits = k >= 64 * T && T * m * n <= (std::int64_t(1) << 24);
+      const double inner_cost = double(m + n) * double(k) / T + 2.0 * double(m) * n;
+      if (pr > 0 && !(inner_fits && inner_cost < best)) {
+        const std::int64_t pc = T / pr;
+        fence(space, "KokkosSketch::DenseLA::gemm[blas-threads]");
+        Kokkos::parallel_for(
+            "KokkosSketch::DenseLA::gemm[blas-grid]", range(space, 0, T), [=](std::int64_t t) {
+              const std::int64_t bi = t / pc, bj = t % pc;
+              const std::int64_t i0 = m * bi / pr, i1 = m * (bi + 1) / pr;
+              const std::int64_t j0 = n * bj / pc, j1 = n * (bj + 1) / pc;
+              const Scalar* At = ta == 'N' ? A + i0 : A + i0 * std::int64_t(lda);
+              const Scalar* Bt = tb == 'N' ? B + j0 * std::int64_t(ldb) : B + j0;
+              lapack::gemm(ta, tb, int(i1 - i0), int(j1 - j0), int(k), alpha, At, lda, Bt, ldb,
+                           beta, C + i0 + j0 * std::int64_t(ldc), ldc);
+            });
+        fence(space, "KokkosSketch::DenseLA::gemm[blas-threads]");
+        return true;
+      }
+      if (inner_fits) {
+        fence(space, "KokkosSketch::DenseLA::gemm[blas-threads]");
+        m_part.resize(std::size_t(T * m * n));
+        Scalar* P = m_part.data();
+        Kokkos::parallel_for(
+            "KokkosSketch::DenseLA::gemm[blas-inner]", range(space, 0, T), [=](std::int64_t t) {
+              const std::int64_t k0 = k * t / T, k1 = k * (t + 1) / T;
+              const Scalar* At = ta == 'N' ? A + k0 * std::int64_t(lda) : A + k0;
+              const Scalar* Bt = tb == 'N' ? B + k0 : B + k0 * std::int64_t(ldb);
+              lapack::gemm(ta, tb, int(m), int(n), int(k1 - k0), alpha, At, lda, Bt, ldb,
+                           Scalar(0), P + t * m * n, int(m));
+            });
+        Kokkos::parallel_for(
+            "KokkosSketch::DenseLA::gemm[blas-inner-sum]", range(space, 0, n), [=](std::int64_t j) {
+              for (std::int64_t i = 0; i < m; ++i) {
+                Scalar acc = P[j * m + i];
+                for (std::int64_t t = 1; t < T; ++t) acc += P[t * m * n + j * m + i];
+                Scalar* c = C + j * std::int64_t(ldc) + i;
+                *c = beta == Scalar(0) ? acc : beta * *c + acc;
+              }
+            });
+        fence(space, "KokkosSketch::DenseLA::gemm[blas-threads]");
+        return true;
+      }
+    }
+#endif
+    (void)space, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)A, (void)lda;
+    (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
+    return false;
+  }
+
   /// Path taken by gesvd with `driver` (for profiling labels and documentation).
   static const char* svd_path(SvdDriver driver) {
     return driver == SvdDriver::qr_iteration ? "xgesvd" : "xgesdd";
@@ -350,6 +466,7 @@ struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSp
   }
 
   std::vector<Scalar> m_work;
+  mutable std::vector<Scalar> m_part;  ///< partial products of gemm_threaded's inner split
   std::vector<int> m_iwork;
   std::vector<int> m_pending;  ///< infos of potrf_deferred
 };

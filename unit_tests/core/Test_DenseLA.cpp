@@ -12,6 +12,9 @@
 
 #include <algorithm>
 #include <cmath>
+#if defined(__unix__)
+#include <dlfcn.h>
+#endif
 #include <limits>
 #include <random>
 #include <string>
@@ -188,6 +191,71 @@ TYPED_TEST(DenseLATest, GemvGemmIgnoreOutputWhenBetaIsZero) {
   EXPECT_TRUE(TestUtil::allclose(TestUtil::to_host(C), matmul(a, transpose(a, m, n), m, n, m),
                                  1e-13, 1e-13, m));
 }
+
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(__unix__)
+// The host backend's threaded GEMM (DenseLABackend::gemm_threaded), reached as in a process
+// where OMP_PROC_BIND left OpenBLAS one thread (openblas_set_num_threads(1)): blocks of columns
+// (C 64 x 512, k = 1024), of rows (C 2048 x 32 with 2 threads; a grid with more), a square C
+// (512 x 512, k = 256) and the inner split (C 96 x 24, k = 16384), every transpose pair,
+// beta = 0 over NaN and beta = 0.5, against FP64 products on the host (rounding of sums of at
+// most 16384 terms: 1e-12 relative); DenseLA::gemm takes the same path. Skipped without
+// OpenBLAS or with one OpenMP thread.
+TEST(DenseLAThreaded, SplitGemmMatchesHostProduct) {
+  using set_fn = void (*)(int);
+  const auto set = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  const Kokkos::OpenMP space;
+  if (set == nullptr || space.concurrency() < 2) GTEST_SKIP() << "no OpenBLAS or one thread";
+  const int before = Impl::host_blas_threads();
+  set(1);
+  ASSERT_EQ(Impl::host_blas_threads(), 1);
+  Impl::DenseLABackend<Kokkos::OpenMP, double> be(space);
+  struct Case {
+    std::int64_t m, n, k;
+  };
+  const std::int64_t T = space.concurrency();
+  for (const Case c : {Case{64, std::max<std::int64_t>(512, 64 * T), 1024},
+                       Case{2048, 32, 1024}, Case{512, 512, 256},
+                       Case{96, 24, std::max<std::int64_t>(16384, 256 * T)}}) {
+    for (char ta : {'N', 'T'})
+      for (char tb : {'N', 'T'})
+        for (double beta : {0.0, 0.5}) {
+          SCOPED_TRACE(std::string("m n k = ") + std::to_string(c.m) + " " + std::to_string(c.n) +
+                       " " + std::to_string(c.k) + ", " + ta + tb + ", beta " +
+                       std::to_string(beta));
+          const std::int64_t m = c.m, n = c.n, k = c.k;
+          // column-major storage of A (m x k or k x m), B (k x n or n x k), C (m x n)
+          const std::int64_t lda = ta == 'N' ? m : k, ldb = tb == 'N' ? k : n;
+          const auto a = random_data(m * k, 1, 31), b = random_data(k * n, 1, 32);
+          auto c0 = random_data(m * n, 1, 33);
+          std::vector<double> C = c0;
+          if (beta == 0.0) std::fill(C.begin(), C.end(), std::numeric_limits<double>::quiet_NaN());
+          ASSERT_TRUE(be.gemm_threaded(space, ta, tb, m, n, k, 1.5, a.data(), int(lda), b.data(),
+                                       int(ldb), beta, C.data(), int(m)));
+          std::vector<double> want(m * n), got(m * n);
+          for (std::int64_t j = 0; j < n; ++j)
+            for (std::int64_t i = 0; i < m; ++i) {
+              double acc = 0;
+              for (std::int64_t l = 0; l < k; ++l)
+                acc += (ta == 'N' ? a[l * lda + i] : a[i * lda + l]) *
+                       (tb == 'N' ? b[j * ldb + l] : b[l * ldb + j]);
+              want[i * n + j] = 1.5 * acc + (beta == 0.0 ? 0.0 : beta * c0[j * m + i]);
+              got[i * n + j] = C[j * m + i];
+            }
+          EXPECT_TRUE(TestUtil::allclose(got, want, 1e-12, 1e-12, n));
+        }
+  }
+  // DenseLA::gemm hands such a product to the same path.
+  const std::int64_t m = 64, n = 512, k = 1024;
+  const auto a = random_data(m, k, 41), bt = random_data(n, k, 42);
+  auto A = to_view<double, Kokkos::LayoutLeft, Kokkos::OpenMP>(a, m, k);
+  auto BT = to_view<double, Kokkos::LayoutLeft, Kokkos::OpenMP>(bt, n, k);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> C("C", m, n);
+  Impl::DenseLA<Kokkos::OpenMP, double>(space).gemm("N", "T", 1.0, A, BT, 0.0, C);
+  EXPECT_TRUE(TestUtil::allclose(TestUtil::to_host(C), matmul(a, transpose(bt, n, k), m, k, n),
+                                 1e-12, 1e-12, n));
+  set(before > 0 ? before : 1);
+}
+#endif
 
 TYPED_TEST(DenseLATest, RankDeficiencyIsDetected) {
   using Space = TypeParam;
