@@ -109,9 +109,11 @@ BEHIND_REASONS = [
      "`cms_update` is the library's default row"),
     (r"^copy_bandwidth$", "a copy ceiling (Kokkos::deep_copy), not an algorithm"),
     (r"^(sgemm|shgemm_fp16|shgemm_tf32)$",
-     "the peer's OpenBLAS SGEMM, run here on one thread: with OMP_PROC_BIND set, Debian's "
-     "pthread OpenBLAS sizes its pool from the main thread's pinned CPU mask "
-     "(docs/install.md, 'Host BLAS with the OpenMP backend'; KOKKOSSKETCH_OPENMP_BLAS=1)"),
+     "the peer's OpenBLAS SGEMM: with OMP_PROC_BIND set, Debian's pthread OpenBLAS gives "
+     "this process one thread per call, so the library makes one call per OpenMP thread on "
+     "a block of columns (512 x 512 / T each), while numpy's OpenBLAS splits the product "
+     "in two dimensions over its own pool (docs/install.md, 'Host BLAS with the OpenMP "
+     "backend')"),
     (r"^(shgemm_fused|rsvd_fast_shgemm_fused|rphosvd_shgemm_fused)$",
      "B (Omega) generated in every call, an erfinv draw per entry (about 6 ns on one core), "
      "against the peer's stored matrix"),
@@ -119,7 +121,8 @@ BEHIND_REASONS = [
      "the Omegas are the library's FP16 Gaussian operator, an erfinv draw per entry with the "
      "same bits on every backend (about 6 ns on one core)"),
     (r"^(rsvd_|rphosvd_|leverage_exact$|lsq_direct_qr$|lsq_sketch_and_precondition_count_sketch$)",
-     "small GEMMs and QRs of the host BLAS/LAPACK, on one thread in this process (see `sgemm`)"),
+     "small GEMMs (below 2^26 flops, not split over the threads) and QRs of the host "
+     "BLAS/LAPACK, on one thread in this process (see `sgemm`)"),
 ]
 
 

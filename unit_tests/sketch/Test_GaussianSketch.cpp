@@ -406,8 +406,17 @@ void check_spmv_path(std::int64_t block_rows, int y_buffer) {
   gen_t::apply(space, S.dense_op(), rm_t(A.graph.row_map), en_t(A.graph.entries), va_t(A.values),
                yu_t(Yg));
   const auto y1 = TestUtil::to_host(Y1);
-  // Run to run: identical bits.
-  EXPECT_EQ(y1, TestUtil::to_host(Y2)) << "block_rows " << block_rows;
+  // Run to run: identical bits on hosts (Kokkos Kernels' native kernel, one thread per row of
+  // Y^T). Not on CUDA: cuSPARSE's SpMM as Kokkos Kernels calls it gave different last bits in
+  // two identical calls (runs H200x4-31 and H200-53), which is why the path is opt-in there;
+  // both calls are checked against the bounds instead.
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
+    EXPECT_EQ(y1, TestUtil::to_host(Y2)) << "block_rows " << block_rows;
+  } else {
+    const auto r = reference_csr<Scalar>(TestUtil::to_host(materialize(Space(), S.dense_op())), p, h);
+    EXPECT_TRUE(TestUtil::within_bounds(TestUtil::to_host(Y2), r.Y, r.bound, d))
+        << "block_rows " << block_rows;
+  }
   const auto M = TestUtil::to_host(materialize(Space(), S.dense_op()));
   auto ref = reference_csr<Scalar>(M, p, h);
   EXPECT_TRUE(TestUtil::within_bounds(y1, ref.Y, ref.bound, d)) << "block_rows " << block_rows;
