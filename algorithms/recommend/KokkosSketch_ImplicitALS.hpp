@@ -53,13 +53,14 @@ enum class ALSDenseTerm {
   /// For all rows at once by one GEMM per CG step (D = P (YtY + lambda I), Kokkos Kernels:
   /// cuBLAS on CUDA, host BLAS on host spaces), every row's CG in lockstep; per step a
   /// second kernel adds the sparse term and does the CG update (generic Kokkos: a team per
-  /// row; CUDA, up to 1024 factors: kernels balanced over the nonzeros, long rows split over
-  /// several warps). Needs 4 x max(users, items) x factors floats of workspace (plus, on
-  /// CUDA, the partial sums of the split rows: fewer than 2 nnz / 128 rows of factors). Same
-  /// results as per_row up to rounding (the dense product's and the sums' order).
+  /// row; CUDA, up to 1024 factors, and host spaces: tasks balanced over the nonzeros, long
+  /// rows split over several tasks). Needs 4 x max(users, items) x factors floats of
+  /// workspace (plus, on CUDA and hosts, the partial sums of the split rows: fewer than
+  /// 2 nnz / 128 rows of factors, more where rows are cut at column buckets). Same results as
+  /// per_row up to rounding (the dense product's and the sums' order).
   gemm,
-  /// The rule of Impl::als_automatic_uses_gemm: gemm on host spaces above 128 factors (host
-  /// BLAS beats the per-row loops there: measured at 256 factors on a 2-core host); on CUDA
+  /// The rule of Impl::als_automatic_uses_gemm: gemm on host spaces from 32 factors (the host
+  /// tasks and GEMMs beat the per-row loops there: measured at 16, 32, 64 and 256); on CUDA
   /// gemm whenever its nonzero-balanced lockstep kernels take the factor count (up to 1024:
   /// the per-row kernels serialize long rows); on other device spaces gemm above 256
   /// factors; per_row otherwise.

@@ -31,7 +31,8 @@
 // the same matrices as the baselines (PerfTest_RecommendData.hpp, shared cache).
 // Devices: ml20m at k = 64, 128, 256, 1024 (float, both dense terms), BF16/FP16 at 256,
 // lastfm360k at 256; quality on ml20m at 256. Hosts, small set (OpenMP): ml20m x 0.05 at 64
-// (the baselines' host case) and ml20m x 0.1 at 64 and 256, both dense terms, BF16 at 256;
+// (the baselines' host case) and ml20m x 0.1 at 16, 32, 64 and 256, both dense terms (the
+// host rule of ALSDenseTerm::automatic), BF16 at 256;
 // quality on ml20m x 0.05 at 64. Hosts, full set (KOKKOSSKETCH_BENCH_SIZES=full; Serial too):
 // ml20m at 64 and 256, both dense terms, BF16 at 256.
 //
@@ -304,8 +305,7 @@ void register_als_space(const Space& space, SizeSet sizes) {
   } else {
     for (ALSDenseTerm dt : both) entries.push_back({ml_05, 64, 0, dt});
     for (ALSDenseTerm dt : both) {
-      entries.push_back({ml_10, 64, 0, dt});
-      entries.push_back({ml_10, 256, 0, dt});
+      for (std::int64_t k : {16, 32, 64, 256}) entries.push_back({ml_10, k, 0, dt});
       entries.push_back({ml_10, 256, 2, dt});
     }
     if (Impl::backend_available_v<Impl::ALSLockstepApply<Space, float>>)

@@ -276,7 +276,7 @@ TYPED_TEST(ImplicitALSTest, GemmDenseTermMatchesPerRow) {
     b.fit(C, 2);
     EXPECT_LT(rel_diff(host_factors(b.user_factors()), host_factors(a.user_factors())), 1e-4);
     EXPECT_LT(rel_diff(host_factors(b.item_factors()), host_factors(a.item_factors())), 1e-4);
-    // automatic: the rule of Impl::als_automatic_uses_gemm (hosts: GEMM above 128 factors;
+    // automatic: the rule of Impl::als_automatic_uses_gemm (hosts: GEMM from 32 factors;
     // CUDA: GEMM up to 1024 factors; other devices: above 256)
     o.dense_term = ALSDenseTerm::automatic;
     ImplicitALS<Space> c(Space{}, o);

@@ -116,8 +116,9 @@ struct ALSLockstepSegmentedApply {
 
 /// \brief The rule of ALSDenseTerm::automatic: whether a plan on ExecSpace with storage S and
 /// k factors takes the GEMM dense-term (lockstep) path.
-/// - hosts: k > 128 (host BLAS beats the per-row loops from about there; measured at 256 on
-///   a 2-core host);
+/// - hosts: k >= 32 (the host lockstep tasks and the GEMMs beat the per-row loops there:
+///   1.35x-1.45x at 32 and 1.4x-1.7x at 64 factors on a 2-core host, 1.9x at 64 on 16 cores;
+///   the per-row path is 1.06x-1.2x faster at 16);
 /// - devices with a lockstep backend kernel for k (CUDA, k <= 1024): always. The per-row
 ///   kernels walk a row's nonzeros one after another (item rows have thousands: 105 ms per
 ///   iteration at 256 factors on an H200, 2.6x the cuSPARSE CG baseline), the nonzero-balanced
@@ -129,7 +130,7 @@ template <class ExecSpace, class S>
 bool als_automatic_uses_gemm(std::int64_t k) {
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-  if (host) return k > 128;
+  if (host) return k >= 32;
   if (ALSLockstepApply<ExecSpace, S>::handles(k)) return true;
   return k > 256;
 }
