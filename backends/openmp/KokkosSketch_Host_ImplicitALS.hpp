@@ -75,21 +75,25 @@ inline void host_als_prefetch_row(const S* y, std::int64_t k) {
 #endif
 }
 
-/// The portable host loop of ALSSparseHost (the order of the file comment).
+/// The portable host loop of ALSSparseHost (the order of the file comment): the generic loop
+/// with host_als_dot and the row of nonzero t + host_als_prefetch_distance prefetched.
 template <class S>
 inline void host_als_sparse_portable(const S* Y, std::int64_t k, const std::int64_t* entries,
                                      const float* conf, std::int64_t b, std::int64_t e,
                                      const float* v, float* acc, bool residual) {
-  constexpr std::int64_t pd = host_als_prefetch_distance;
-  for (std::int64_t t = b; t < e; ++t) {
-    if (t + pd < e) host_als_prefetch_row(Y + entries[t + pd] * k, k);
-    const float c = conf[t];
-    if (!(c > 0)) continue;
-    const S* y = Y + entries[t] * k;
-    const float d = host_als_dot(y, v, k);
-    const float wt = residual ? c - (c - 1.0f) * d : (c - 1.0f) * d;
-    for (std::int64_t f = 0; f < k; ++f) acc[f] += wt * als_load(y[f]);
-  }
+  struct Dot {
+    float operator()(const S* y, const float* x, std::int64_t n) const {
+      return host_als_dot(y, x, n);
+    }
+  };
+  struct Prefetch {
+    void operator()(const S* Yp, const std::int64_t* en, std::int64_t n, std::int64_t t,
+                    std::int64_t end) const {
+      constexpr std::int64_t pd = host_als_prefetch_distance;
+      if (t + pd < end) host_als_prefetch_row(Yp + en[t + pd] * n, n);
+    }
+  };
+  ALSSparseGeneric::loop(Y, k, entries, conf, b, e, v, acc, residual, Dot{}, Prefetch{});
 }
 
 #if KOKKOSSKETCH_HOST_X86

@@ -879,19 +879,47 @@ struct ALSGemmCG {
 /// t with c_t > 0, y_t = Y row entries[t] (k factors, row-major), w_t = c - (c - 1) y_t.v
 /// (residual) or (c - 1) y_t.v (step).
 struct ALSSparseGeneric {
+  /// The dot product y.v of the loop (als_dot8).
+  struct Dot8 {
+    template <class S>
+    KOKKOS_INLINE_FUNCTION float operator()(const S* y, const float* v, std::int64_t k) const {
+      return als_dot8(y, v, k);
+    }
+  };
+  /// Nothing before nonzero t.
+  struct NoPrefetch {
+    template <class S>
+    KOKKOS_INLINE_FUNCTION void operator()(const S*, const std::int64_t*, std::int64_t,
+                                           std::int64_t, std::int64_t) const {}
+  };
+
+  /// The loop of every sparse-term policy: before(Y, entries, k, t, e) is called first for
+  /// each nonzero t (a host policy prefetches there), dot(y, v, k) forms y.v.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+  template <class S, class Dot, class Before>
+  KOKKOS_INLINE_FUNCTION static void loop(const S* Y, std::int64_t k, const std::int64_t* entries,
+                                          const float* conf, std::int64_t b, std::int64_t e,
+                                          const float* v, float* acc, bool residual,
+                                          const Dot& dot, const Before& before) {
+    for (std::int64_t t = b; t < e; ++t) {
+      before(Y, entries, k, t, e);
+      const float c = conf[t];
+      if (!(c > 0)) continue;
+      const S* y = Y + entries[t] * k;
+      const float d = dot(y, v, k);
+      const float wt = residual ? c - (c - 1.0f) * d : (c - 1.0f) * d;
+      for (std::int64_t f = 0; f < k; ++f) acc[f] += wt * als_load(y[f]);
+    }
+  }
+
   template <class S>
   KOKKOS_INLINE_FUNCTION static void accumulate(const S* Y, std::int64_t k,
                                                 const std::int64_t* entries, const float* conf,
                                                 std::int64_t b, std::int64_t e, const float* v,
                                                 float* acc, bool residual) {
-    for (std::int64_t t = b; t < e; ++t) {
-      const float c = conf[t];
-      if (!(c > 0)) continue;
-      const S* y = Y + entries[t] * k;
-      const float d = als_dot8(y, v, k);
-      const float wt = residual ? c - (c - 1.0f) * d : (c - 1.0f) * d;
-      for (std::int64_t f = 0; f < k; ++f) acc[f] += wt * als_load(y[f]);
-    }
+    loop(Y, k, entries, conf, b, e, v, acc, residual, Dot8{}, NoPrefetch{});
   }
 };
 
