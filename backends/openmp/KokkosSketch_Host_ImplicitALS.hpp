@@ -120,11 +120,7 @@ __attribute__((target("avx2,f16c"))) void host_als_sparse_avx2(
   constexpr std::int64_t pd = host_als_prefetch_distance;
   const std::int64_t kb = k - k % 32, k8 = k - k % 8;
   for (std::int64_t t = b; t < e; ++t) {
-    if (t + pd < e) {
-      const char* c = reinterpret_cast<const char*>(Y + entries[t + pd] * k);
-      const std::int64_t bytes = k * std::int64_t(sizeof(S));
-      for (std::int64_t l = 0; l < bytes; l += 64) _mm_prefetch(c + l, _MM_HINT_T0);
-    }
+    if (t + pd < e) host_als_prefetch_row(Y + entries[t + pd] * k, k);
     const float c = conf[t];
     if (!(c > 0)) continue;
     const S* y = Y + entries[t] * k;
