@@ -111,9 +111,9 @@ BEHIND_REASONS = [
     (r"^(sgemm|shgemm_fp16|shgemm_tf32)$",
      "the peer's OpenBLAS SGEMM: with OMP_PROC_BIND set, Debian's pthread OpenBLAS gives "
      "this process one thread per call, so the library makes one call per OpenMP thread on "
-     "a block of columns (512 x 512 / T each), while numpy's OpenBLAS splits the product "
-     "in two dimensions over its own pool (docs/install.md, 'Host BLAS with the OpenMP "
-     "backend')"),
+     "a block of a grid over C (SHGEMM converting its columns of B first), while numpy's "
+     "OpenBLAS splits the product over its own pool (within a few percent of each other on "
+     "16 cores; docs/install.md, 'Host BLAS with the OpenMP backend')"),
     (r"^(shgemm_fused|rsvd_fast_shgemm_fused|rphosvd_shgemm_fused)$",
      "B (Omega) generated in every call, an erfinv draw per entry (about 6 ns on one core), "
      "against the peer's stored matrix"),

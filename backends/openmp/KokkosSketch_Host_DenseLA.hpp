@@ -232,6 +232,32 @@ inline int host_blas_threads() {
 #endif
 }
 
+/// Whether an OpenMP instance runs a product of `flops` as one host-BLAS call per thread
+/// (DenseLABackend::gemm_threaded, and SHGEMM's converting form of it): at least two
+/// threads, at least 2^26 flops, and a host BLAS that would give the one call one thread.
+inline bool host_gemm_splits(std::int64_t threads, double flops) {
+  return threads >= 2 && flops >= double(std::int64_t(1) << 26) && host_blas_threads() == 1;
+}
+
+/// The rows pr of the grid of pr x pc = T blocks of an m x n product (inner dimension k) with
+/// the least traffic per thread, counted in entries: a block reads (m / pr + n / pc) k operand
+/// entries and writes its m n / T entries of C; blocks have at least 16 rows and columns where
+/// a dimension is split. 0 when no grid qualifies; `cost` (if given) gets the best one's.
+inline std::int64_t host_gemm_grid(std::int64_t T, std::int64_t m, std::int64_t n,
+                                   std::int64_t k, double* cost = nullptr) {
+  std::int64_t pr = 0;
+  double best = 0;
+  for (std::int64_t r = 1; r <= T; ++r) {
+    if (T % r != 0) continue;
+    const std::int64_t c = T / r;
+    if ((r > 1 && m / r < 16) || (c > 1 && n / c < 16)) continue;
+    const double b = (double(m) / r + double(n) / c) * double(k) + double(m) * n / T;
+    if (pr == 0 || b < best) pr = r, best = b;
+  }
+  if (cost != nullptr) *cost = best;
+  return pr;
+}
+
 /// LAPACK backend for every host-accessible execution space.
 template <class ExecSpace, class Scalar>
 struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSpace>>> {
@@ -384,22 +410,13 @@ struct DenseLABackend<ExecSpace, Scalar, std::enable_if_t<is_host_space_v<ExecSp
     if constexpr (std::is_same<ExecSpace, Kokkos::OpenMP>::value) {
       const std::int64_t T = space.concurrency();
       const double flops = 2.0 * double(m) * double(n) * double(k);
-      if (T < 2 || flops < double(std::int64_t(1) << 26) || host_blas_threads() != 1)
-        return false;
+      if (!host_gemm_splits(T, flops)) return false;
       using range = Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::IndexType<std::int64_t>>;
       // A grid of pr x pc blocks of C (pr pc = T), or T blocks of the inner dimension: the
-      // plan with the least traffic per thread, counted in entries: a grid block reads
-      // (m / pr + n / pc) k operand entries and writes its m n / T entries of C; an inner
+      // plan with the least traffic per thread, counted in entries (host_gemm_grid); an inner
       // block reads (m + n) k / T entries and writes, then reads back, a whole m x n partial.
-      std::int64_t pr = 0;
       double best = 0;
-      for (std::int64_t r = 1; r <= T; ++r) {
-        if (T % r != 0) continue;
-        const std::int64_t c = T / r;
-        if ((r > 1 && m / r < 16) || (c > 1 && n / c < 16)) continue;
-        const double cost = (double(m) / r + double(n) / c) * double(k) + double(m) * n / T;
-        if (pr == 0 || cost < best) pr = r, best = cost;
-      }
+      const std::int64_t pr = host_gemm_grid(T, m, n, k, &best);
       const bool inner_fits = k >= 64 * T && T * m * n <= (std::int64_t(1) << 24);
       const double inner_cost = double(m + n) * double(k) / T + 2.0 * double(m) * n;
       if (pr > 0 && !(inner_fits && inner_cost < best)) {

@@ -9,8 +9,12 @@
 /// entry, at least as accurate as either split), whatever the variant. The conversion writes a
 /// k x n FP32 copy of B (twice B's bytes; a HalfGaussianOp<fp16> is generated into it), so
 /// the call costs one SGEMM plus one pass over B; the copy lives in the workspace cache
-/// (Impl::WorkspaceCache), so a repeated call allocates nothing. Synchronous on the calling
-/// thread, as the host BLAS is (Included by KokkosSketch_Shgemm_spec.hpp.)
+/// (Impl::WorkspaceCache), so a repeated call allocates nothing. Where DenseLA::gemm would
+/// run one SGEMM per OpenMP thread (the host BLAS on one thread per call) and B is an FP16
+/// View, each thread converts only the columns its block of C needs and multiplies them at
+/// once (convert_in_blocks): one parallel region, the converted block hot in the thread's
+/// cache. Synchronous on the calling thread, as the host BLAS is (Included by
+/// KokkosSketch_Shgemm_spec.hpp.)
 #ifndef KOKKOSSKETCH_HOST_SHGEMM_HPP
 #define KOKKOSSKETCH_HOST_SHGEMM_HPP
 
@@ -24,6 +28,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <type_traits>
 
@@ -72,6 +78,7 @@ struct ShgemmApply<ExecSpace, AView, BSource, CView,
                     ShgemmVariant /*variant*/) {
     const std::int64_t k = A.extent(1), n = C.extent(1);
     if (C.extent(0) == 0 || n == 0) return;
+    if (convert_in_blocks(space, A, B, C)) return;
     const buffer_t Bf = buffer(space, "shgemm[host:b_fp32]", k, n);
     to_fp32(space, B, Bf);
     using c_layout = typename CView::array_layout;
@@ -84,6 +91,66 @@ struct ShgemmApply<ExecSpace, AView, BSource, CView,
       DenseLA<ExecSpace, float>(space).gemm("N", "N", 1.0f, A, Bf, 0.0f, T);
       copy(space, T, C);
     }
+  }
+
+  /// The threaded form of the call, where DenseLA::gemm would split the product into one
+  /// SGEMM per thread (an OpenMP instance whose host BLAS gives a call one thread, at least
+  /// 2^26 flops; host_gemm_splits) and A and C are column-major floats, B FP16 with contiguous
+  /// columns: one parallel region in which each thread converts the columns of B that its
+  /// block of C (host_gemm_grid, the same grid as gemm_threaded) needs, at most 1 MiB of FP32
+  /// (and at least 16 columns) at a time, into its own buffer, and multiplies them by SGEMM
+  /// while they are in its cache (256 KiB pieces measured slower on 2 cores: OpenBLAS packs
+  /// the thread's rows of A again in every call). No k x n FP32 copy of B passes through
+  /// memory, and there is no second parallel region. The same exact conversion and the same
+  /// SGEMM arithmetic as the threaded SGEMM of the converted B. Returns false, having done
+  /// nothing, where it does not apply.
+  static bool convert_in_blocks(const ExecSpace& space, const AView& A, const BSource& B,
+                                const CView& C) {
+#if defined(KOKKOS_ENABLE_OPENMP)
+    if constexpr (std::is_same<ExecSpace, Kokkos::OpenMP>::value &&
+                  contiguous_fp16_columns() && blas_column_major_v<AView, float> &&
+                  blas_column_major_v<CView, float>) {
+      const std::int64_t m = C.extent(0), n = C.extent(1), k = A.extent(1);
+      const std::int64_t T = space.concurrency();
+      if (k == 0 || B.stride(0) != 1 || !host_gemm_splits(T, 2.0 * double(m) * n * k))
+        return false;
+      const std::int64_t lda = std::max<std::int64_t>(A.stride(1), m);
+      const std::int64_t ldb = std::max<std::int64_t>(B.stride(1), k);
+      const std::int64_t ldc = std::max<std::int64_t>(C.stride(1), m);
+      if (std::max({lda, ldb, ldc, n}) > std::int64_t(INT_MAX)) return false;
+      const std::int64_t pr = host_gemm_grid(T, m, n, k);
+      if (pr == 0) return false;
+      const std::int64_t pc = T / pr;
+      const std::int64_t width = std::min((n + pc - 1) / pc,
+                                          std::max<std::int64_t>(16, (1 << 20) / (4 * k)));
+      const std::size_t bytes = std::size_t(T) * std::size_t(k * width) * sizeof(float);
+      float* const W = static_cast<float*>(WorkspaceCache<mem_t>::get(
+          WorkspaceKey<ExecSpace>::get(space), "shgemm[host:b_blocks]", bytes));
+      const float* const Ap = A.data();
+      const fp16* const Bp = B.data();
+      float* const Cp = C.data();
+      using lapack = HostLapack<float>;
+      Kokkos::parallel_for(
+          "KokkosSketch::shgemm[host:convert-gemm]",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, T),
+          [=](std::int64_t t) {
+            const std::int64_t bi = t / pc, bj = t % pc;
+            const std::int64_t i0 = m * bi / pr, i1 = m * (bi + 1) / pr;
+            const std::int64_t j1 = n * (bj + 1) / pc;
+            float* const w = W + t * k * width;
+            for (std::int64_t j = n * bj / pc; j < j1; j += width) {
+              const std::int64_t cols = std::min(width, j1 - j);
+              for (std::int64_t c = 0; c < cols; ++c)
+                fp16_to_float_host(Bp + (j + c) * ldb, w + c * k, k);
+              lapack::gemm('N', 'N', int(i1 - i0), int(cols), int(k), 1.0f, Ap + i0, int(lda),
+                           w, int(k), 0.0f, Cp + i0 + j * ldc, int(ldc));
+            }
+          });
+      return true;
+    }
+#endif
+    (void)space, (void)A, (void)B, (void)C;
+    return false;
   }
 
   using mem_t = typename ExecSpace::memory_space;

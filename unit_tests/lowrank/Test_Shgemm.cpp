@@ -12,6 +12,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#if defined(__unix__)
+#include <dlfcn.h>
+#endif
 #include <limits>
 #include <random>
 #include <string>
@@ -488,6 +491,62 @@ TYPED_TEST(ShgemmTest, NonFiniteInput) {
   Kokkos::deep_copy(B, hb);
   TestUtil::expect_error([&] { shgemm(sp, A, B, C, check); }, "shgemm", "entries of B");
 }
+
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(__unix__)
+// The host SHGEMM's threaded form (ShgemmApply<OpenMP>::convert_in_blocks: each thread
+// converts the FP16 columns its block of C needs and calls SGEMM on them), reached as in a
+// process where OMP_PROC_BIND left OpenBLAS one thread (openblas_set_num_threads(1)): a square
+// product (512^3, a thread's block converted at once) and strided B and C (subviews of larger
+// arrays; k = 4096, so a thread converts 64 columns, 1 MiB of FP32, at a time, and with 2
+// threads the last chunk is short), every entry within the FP32 GEMM bound k u |A||B| of the
+// FP64 product of the same exact values; the public call takes the same path (the same bits).
+// Skipped without OpenBLAS or with one OpenMP thread.
+TEST(ShgemmHostThreaded, ConvertInBlocksWithinFp32GemmBound) {
+  using set_fn = void (*)(int);
+  const auto set = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  const Kokkos::OpenMP space;
+  if (set == nullptr || space.concurrency() < 2) GTEST_SKIP() << "no OpenBLAS or one thread";
+  const int before = Impl::host_blas_threads();
+  set(1);
+  ASSERT_EQ(Impl::host_blas_threads(), 1);
+  using mem = Kokkos::HostSpace;
+  for (const Size s : {Size{512, 512, 512}, Size{64, 200, 4096}}) {
+    SCOPED_TRACE(std::to_string(s.m) + " x " + std::to_string(s.n) + " x " + std::to_string(s.k));
+    const HalfGaussianOp<fp16> op(RNGState(51), s.k, s.n);
+    const HostMat A = normal_matrix(s.m, s.k, 52);
+    std::vector<double> abs;
+    const std::vector<double> C64 = product64(A, operator_values(op), &abs);
+    const auto a = TestUtil::to_view<float, Kokkos::LayoutLeft, Kokkos::OpenMP>(flatten(A), s.m,
+                                                                                 s.k);
+    // B and C inside larger arrays (leading dimensions k + 3 and m + 5) in the second case.
+    const std::int64_t pad = s.k == 512 ? 0 : 3;
+    Kokkos::View<fp16**, Kokkos::LayoutLeft, mem> bbig("Bbig", s.k + pad, s.n + 1);
+    Kokkos::View<float**, Kokkos::LayoutLeft, mem> cbig("Cbig", s.m + pad + 2, s.n);
+    const auto b = Kokkos::subview(bbig, Kokkos::make_pair(pad, s.k + pad),
+                                   Kokkos::make_pair(std::int64_t(1), s.n + 1));
+    const auto c = Kokkos::subview(cbig, Kokkos::make_pair(std::int64_t(0), s.m), Kokkos::ALL);
+    materialize(space, op, b);
+    Kokkos::deep_copy(cbig, std::numeric_limits<float>::quiet_NaN());
+    using apply_t = Impl::ShgemmApply<Kokkos::OpenMP, decltype(a), decltype(b), decltype(c)>;
+    ASSERT_TRUE(apply_t::convert_in_blocks(space, a, b, c));
+    space.fence();
+    std::vector<double> got(C64.size()), bound(C64.size());
+    for (std::int64_t i = 0; i < s.m; ++i)
+      for (std::int64_t j = 0; j < s.n; ++j) {
+        got[i * s.n + j] = c(i, j);
+        bound[i * s.n + j] = double(s.k) * u32 * abs[i * s.n + j];
+      }
+    EXPECT_TRUE(TestUtil::within_bounds(got, C64, bound, std::size_t(s.n)));
+    Kokkos::deep_copy(cbig, 0.0f);
+    shgemm(space, a, b, c);
+    space.fence();
+    for (std::int64_t i = 0; i < s.m; ++i)
+      for (std::int64_t j = 0; j < s.n; ++j)
+        ASSERT_EQ(double(c(i, j)), got[i * s.n + j]) << i << " " << j;
+  }
+  set(before > 0 ? before : 1);
+}
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // The split helpers of the generic kernel against their definitions.
