@@ -28,8 +28,8 @@
 ///   such a step takes every step in a split form (terms z <= c, then the swap predicated on
 ///   the thread, then terms z > c: the same order per slot, no divergence), so tiles that
 ///   straddle the triangle boundary (all of them at batch sizes like 512) cost 1.25x. The last
-///   partial tile takes a per-term loop bounded by the true tile length (so an Inf in p never
-///   meets a padding zero);
+///   partial tile takes full steps up to its last multiple of R terms and a per-term loop for
+///   the rest, bounded by the true tile length (so an Inf in p never meets a padding zero);
 /// - split-K: when batch x blocks would leave part of a wave of resident blocks idle (one
 ///   long convolution), the q tiles are split over `splits` blocks (as many as one full wave
 ///   holds, from the occupancy calculator) writing partial sums to a workspace, summed by a
@@ -58,7 +58,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -303,7 +302,10 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
     // dsw + c (outside [0, TJ) for most tiles).
     const std::int64_t dsw64 = sw0 - j0;
     const int dsw = dsw64 < -2 * TJ ? -2 * TJ : (dsw64 > 2 * TJ ? 2 * TJ : int(dsw64));
-    if (kmax == TJ) {
+    // Terms taken in full steps: the whole of a full tile, the multiples of R of a partial
+    // (last) one; the rest of a partial tile goes term by term below.
+    const int ksteps = kmax - kmax % R;
+    if (ksteps > 0) {
       // Sliding register window over p: u[x] = P[y0 - kk + x] for step kk, y0 = R tid + TJ - R
       // (a multiple of R, so each half is a 16-byte aligned group). The window's high half is
       // the previous step's low half, so the two register halves ua, ub alternate roles and
@@ -315,12 +317,13 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
       // This thread's swap step starts at tile term dsw - 1 (a multiple of R).
       const int dg = dsw - 1;
       // Four steps per trip (32 terms, one padding period: the window offsets of the next
-      // trip are these less PB).
+      // trip are these less PB), then single steps (at most 3, partial tiles only).
       int o1 = pad<T>(y0 - R), o2 = pad<T>(y0 - 2 * R), o3 = pad<T>(y0 - 3 * R),
           o4 = pad<T>(y0 - 4 * R);
       auto trips = [&](auto&& step) {
+        int kk = 0;
 #pragma unroll 1
-        for (int kk = 0; kk < TJ; kk += 4 * R) {
+        for (; kk + 4 * R <= ksteps; kk += 4 * R) {
           T qv[R];
           load_run<0>(qv, Q + kk);
           step(ua, ub, qv, kk);
@@ -333,15 +336,24 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
           load_run<0>(ub, P + o3);
           load_run<0>(qv, Q + kk + 3 * R);
           step(ub, ua, qv, kk + 3 * R);
-          if (kk + 4 * R < TJ) load_run<0>(ua, P + o4);
+          if (kk + 4 * R < ksteps) load_run<0>(ua, P + o4);
           o1 -= PB;
           o2 -= PB;
           o3 -= PB;
           o4 -= PB;
         }
+#pragma unroll 1
+        for (; kk < ksteps; kk += R) {
+          T qv[R];
+          load_run<0>(qv, Q + kk);
+          step(ua, ub, qv, kk);
+#pragma unroll
+          for (int c = 0; c < R; ++c) ub[c] = ua[c];
+          if (kk + R < ksteps) load_run<0>(ua, P + pad<T>(y0 - kk - R));
+        }
       };
-      if (!__any_sync(0xffffffffu, dg >= 0 && dg < TJ)) {
-        // No thread of the warp swaps in this tile: plain steps, q read R at a time in
+      if (!__any_sync(0xffffffffu, dg >= 0 && dg < ksteps)) {
+        // No thread of the warp swaps in these steps: plain steps, q read R at a time in
         // 16-byte broadcasts.
         trips([&](const T(&l)[R], const T(&h)[R], const T(&qv)[R], int) {
           step_plain(acc, l, h, qv);
@@ -352,22 +364,23 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
         trips([&](const T(&l)[R], const T(&h)[R], const T(&qv)[R], int kk) {
           step_split(acc, lo, l, h, qv, kk == dg);
         });
-        if (dg >= 0 && dg < TJ) swapped = 0xffu;
+        if (dg >= 0 && dg < ksteps) swapped = 0xffu;
       }
-    } else {
-      // The last, partial tile: term by term, bounded by its true length (so an Inf in p
-      // never meets a padding zero of q).
-      for (int k = 0; k < kmax; ++k) {
-        const T qk = Q[k];
+    }
+    // The last terms of a partial tile: term by term, bounded by its true length (so an Inf
+    // in p never meets a padding zero of q).
+    for (int k = ksteps; k < kmax; ++k) {
+      const T qk = Q[k];
 #pragma unroll
-        for (int c = 0; c < R; ++c) {
-          if (dsw > 0 && k == dsw + c) {  // dsw <= 0: swapped in an earlier (full) tile
-            lo[c] = acc[c];
-            acc[c] = T(0);
-            swapped |= 1u << c;
-          }
-          acc[c] = fma(P[pad<T>(base + c - k)], qk, acc[c]);
+      for (int c = 0; c < R; ++c) {
+        // dsw <= 0: swapped in an earlier tile; a swap in this tile's steps is in `swapped`
+        // (slot R - 1 of a step-swap would otherwise meet its swap term again here)
+        if (dsw > 0 && k == dsw + c && !((swapped >> c) & 1u)) {
+          lo[c] = acc[c];
+          acc[c] = T(0);
+          swapped |= 1u << c;
         }
+        acc[c] = fma(P[pad<T>(base + c - k)], qk, acc[c]);
       }
     }
     __syncthreads();  // stage st is refilled by the next iteration's load
@@ -419,171 +432,6 @@ __global__ void forward_reduce(ForwardProblem<T> pr, std::int64_t splits, const 
   }
   pr.r[b * pr.r_bs + i * pr.r_s] = lo;
   if (i < n - 1) pr.r[b * pr.r_bs + (i + m) * pr.r_s] = hi;
-}
-
-/// Batched forward kernel for short rows (float, m <= 1024): a block holds PAIRS = 4 batch
-/// entries whole in shared memory (p extended circularly: element E + y holds p(y) for y in
-/// [0, m) and p(y + m) for y in [-(n - 1), 0), so no index wraps), filled by one round of
-/// asynchronous copies, and has one warp per slot group of 64 slots (32 ceil(m / 64)
-/// threads). Lane l of warp w takes entry l / 8 and the R = 8 slots 64 w + R (l mod 8) +
-/// [0, R): the four entries' lanes of a warp have the same slots, so the warp's swaps all fall
-/// in the 8 steps of terms [64 w, 64 w + 64), the only steps it takes in the split form (1 in
-/// 8 at m = n = 512, against every step of one tile in two for the tiled kernel, whose warps
-/// span 256 slots of one entry); three warp-uniform phases (plain, split, plain) of four-step
-/// trips as in forward_tiled. The same sums in the same order as forward_tiled without
-/// split-K (the same bits). Chosen for 512 < m <= 1024, where a tiled block of 1024 slots
-/// leaves part of its threads idle: 1024 pairs of 700 x 500 in 40.6 us against 159 us, 2048
-/// pairs of 768 in 98.5 against 104 us (perf suite, run H100-60). At m = n = 512 it issues
-/// fewer instructions than the tiled kernel (51.8M against 54.7M) yet took 81 against 71 us
-/// (more stall cycles per issued instruction: 9.6 against 8.2; a conflict-free swizzle of the
-/// window reads removed the shared-memory bank conflicts Nsight Compute reported and was
-/// slower, 85.6 us), so the tiled kernel keeps m <= 512 (CudaConv::Config::pairs_min_m).
-constexpr int PAIRS = 4;
-constexpr int PAIR_GROUP = 64;  // slots of a warp (8 lanes x R)
-
-/// Shared elements of one entry's extended p (E the element of p(0)) and of its q.
-template <class T>
-__host__ __device__ inline void pairs_layout(std::int64_t m, std::int64_t n, int& E, int& pw,
-                                             int& qw) {
-  // = 7 mod 8 (window groups start at multiples of 8), with 32 zeros before p(-(n - 1)) for
-  // the window read a trip ahead.
-  E = int(n - 1 + (8 - n % 8) % 8) + 32;
-  const int groups = int((m + PAIR_GROUP - 1) / PAIR_GROUP);
-  pw = padded<T>(PAIR_GROUP * groups + E + 1);
-  // 16 bytes more per entry: the four entries' q reads of one step (a broadcast per quarter
-  // warp) fall in distinct banks (one shared-memory wavefront, not four).
-  qw = int((n + 7) / 8 * 8) + int(16 / sizeof(T));
-}
-
-template <class T>
-__global__ void __launch_bounds__(512, 2) forward_pairs(ForwardProblem<T> pr, std::int64_t e0) {
-  static_assert(sizeof(T) == 4, "tuned for float (64 registers); double takes the tiled kernel");
-  constexpr int PB = pad_period<T>;
-  extern __shared__ __align__(16) unsigned char pairs_smem[];
-  const std::int64_t m = pr.m, n = pr.n;
-  int E, pw, qw;
-  pairs_layout<T>(m, n, E, pw, qw);
-  T* const Ps = reinterpret_cast<T*>(pairs_smem);
-  T* const Qs = Ps + PAIRS * pw;
-  const int tid = threadIdx.x, nthreads = blockDim.x;
-  const std::int64_t b0 = e0 + std::int64_t(blockIdx.x) * PAIRS;
-  // Fill: p extended (zero outside [-(n - 1), m)) and q (zero past n) of the block's entries,
-  // every copy issued before one wait (asynchronous, zero-filled).
-  const int xe = int(PAIR_GROUP * ((m + PAIR_GROUP - 1) / PAIR_GROUP)) + E + 1;
-  const int m32 = int(m), n32 = int(n);
-  for (int e = 0; e < PAIRS; ++e) {
-    const bool live = b0 + e < pr.batch;
-    const T* p = pr.p + (live ? (b0 + e) * pr.p_bs : 0);
-    const T* q = pr.q + (live ? (b0 + e) * pr.q_bs : 0);
-    for (int x = tid; x < xe; x += nthreads) {
-      const int y = x - E;
-      const bool ok = live && y < m32 && y > -n32;
-      copy_async_or_zero(&Ps[e * pw + pad<T>(x)], ok ? p + (y < 0 ? y + m32 : y) * pr.p_s : p,
-                         ok);
-    }
-    for (int x = tid; x < qw; x += nthreads) {
-      copy_async_or_zero(&Qs[e * qw + x], live && x < n32 ? q + x * pr.q_s : q, live && x < n32);
-    }
-  }
-  commit_async();
-  wait_async<0>();
-  __syncthreads();
-
-  const int lane = tid % 32, e = lane / 8;
-  const std::int64_t b = b0 + e;
-  const T* P = Ps + e * pw;
-  const T* Q = Qs + e * qw;
-  const int n8 = int(n - n % 8);  // terms in full steps
-  for (int grp = tid / 32; grp * PAIR_GROUP < m; grp += nthreads / 32) {
-    const int i0 = grp * PAIR_GROUP + R * (lane % 8);
-    // Steps in [sa, sb) take the split form (warp-uniform); this lane swaps in step i0.
-    const int sa = grp * PAIR_GROUP < n8 ? grp * PAIR_GROUP : n8;
-    const int sb = sa + PAIR_GROUP < n8 ? sa + PAIR_GROUP : n8;
-    T acc[R], lo[R];
-#pragma unroll
-    for (int c = 0; c < R; ++c) acc[c] = lo[c] = T(0);
-    unsigned swapped = 0;
-    // Step j0's window: low half P[x0 - j0, + R) in ua, high half P[x0 - j0 + R, + R) in ub.
-    const int x0 = i0 - (R - 1) + E;
-    T ua[R], ub[R];
-    load_run<0>(ua, P + pad<T>(x0));
-    load_run<0>(ub, P + pad<T>(x0 + R));
-    // Three warp-uniform phases: plain steps (r[i]'s terms), the split steps, plain steps.
-#pragma unroll 1
-    for (int ph = 0; ph < 3; ++ph) {
-      const int jb = ph == 0 ? 0 : (ph == 1 ? sa : sb);
-      const int je = ph == 0 ? sa : (ph == 1 ? sb : n8);
-      auto step = [&](const T(&l)[R], const T(&h)[R], const T(&qv)[R], int j0) {
-        if (ph == 1) {
-          step_split(acc, lo, l, h, qv, j0 == i0);
-        } else {
-          step_plain(acc, l, h, qv);
-        }
-      };
-      int j0 = jb;
-      // Four steps per trip (32 terms, one padding period: the next trip's window offsets
-      // are these less PB); the halves swap roles from step to step.
-      int o1 = pad<T>(x0 - j0 - R), o2 = pad<T>(x0 - j0 - 2 * R), o3 = pad<T>(x0 - j0 - 3 * R),
-          o4 = pad<T>(x0 - j0 - 4 * R);
-#pragma unroll 1
-      for (; j0 + 4 * R <= je; j0 += 4 * R) {
-        T qv[R];
-        load_run<0>(qv, Q + j0);
-        step(ua, ub, qv, j0);
-        load_run<0>(ub, P + o1);
-        load_run<0>(qv, Q + j0 + R);
-        step(ub, ua, qv, j0 + R);
-        load_run<0>(ua, P + o2);
-        load_run<0>(qv, Q + j0 + 2 * R);
-        step(ua, ub, qv, j0 + 2 * R);
-        load_run<0>(ub, P + o3);
-        load_run<0>(qv, Q + j0 + 3 * R);
-        step(ub, ua, qv, j0 + 3 * R);
-        load_run<0>(ua, P + o4);
-        o1 -= PB;
-        o2 -= PB;
-        o3 -= PB;
-        o4 -= PB;
-      }
-#pragma unroll 1
-      for (; j0 < je; j0 += R) {  // at most 3 steps
-        T qv[R];
-        load_run<0>(qv, Q + j0);
-        step(ua, ub, qv, j0);
-#pragma unroll
-        for (int c = 0; c < R; ++c) ub[c] = ua[c];
-        load_run<0>(ua, P + pad<T>(x0 - j0 - R));
-      }
-    }
-    if (i0 < n8) swapped = 0xffu;
-    // The last terms, past the full steps: term by term (an Inf in p never meets a zero).
-    for (int j = n8; j < n; ++j) {
-      const T qj = Q[j];
-#pragma unroll
-      for (int c = 0; c < R; ++c) {
-        if (j == i0 + c + 1 && !((swapped >> c) & 1u)) {  // slot 7 of a full-step swap: done
-          lo[c] = acc[c];
-          acc[c] = T(0);
-          swapped |= 1u << c;
-        }
-        acc[c] = fma(P[pad<T>(i0 + c - j + E)], qj, acc[c]);
-      }
-    }
-    if (b < pr.batch) {
-#pragma unroll
-      for (int c = 0; c < R; ++c) {
-        const std::int64_t i = i0 + c;
-        if (i >= m) break;
-        T* r = pr.r + b * pr.r_bs;
-        if ((swapped >> c) & 1u) {
-          r[i * pr.r_s] = lo[c];
-          if (i < n - 1) r[(i + m) * pr.r_s] = acc[c];
-        } else {
-          r[i * pr.r_s] = acc[c];
-        }
-      }
-    }
-  }
 }
 
 /// Small-size forward kernel: one warp per slot (the seed's version 4), butterfly sums.
@@ -838,33 +686,10 @@ Plan make_plan(const Config& cfg, std::int64_t len, std::int64_t rows, std::int6
   return pl;
 }
 
-/// Shared memory of a forward_pairs block.
-template <class T>
-std::size_t pairs_smem_bytes(std::int64_t m, std::int64_t n) {
-  int E, pw, qw;
-  pairs_layout<T>(m, n, E, pw, qw);
-  return std::size_t(PAIRS) * std::size_t(pw + qw) * sizeof(T);
-}
-
 template <class T>
 Plan plan_forward(const ForwardProblem<T>& pr, const Config& cfg) {
-  Plan pl = make_plan(cfg, pr.m, pr.batch, (pr.n + TJ - 1) / TJ, pr.n, pr.batch * 2 * pr.m,
-                      sizeof(T), fit_forward<T>);
-  // Many rows of 513 to 1024 slots (where a tiled block of 1024 slots would leave part idle,
-  // and a partial last tile of terms goes term by term):
-  // whole entries in shared memory, four per block (forward_pairs). At m = n = 512 the tiled
-  // kernel was faster (70.7 against 88.6 us for 4096 pairs on an H100).
-  if (std::is_same<T, float>::value && pl.kernel == Plan::Kernel::tiled &&
-      pr.m > cfg.pairs_min_m && pr.m <= cfg.pairs_max_m &&
-      pr.m <= 1024 &&
-      pairs_smem_bytes<T>(pr.m, pr.n) <= 48 * 1024 &&
-      double((pr.batch + PAIRS - 1) / PAIRS) >= cfg.pairs_blocks_per_sm * double(sm_count())) {
-    pl.kernel = Plan::Kernel::pairs;
-    pl.block = int(32 * ((pr.m + PAIR_GROUP - 1) / PAIR_GROUP));
-    pl.splits = 1;
-    pl.workspace_bytes = 0;
-  }
-  return pl;
+  return make_plan(cfg, pr.m, pr.batch, (pr.n + TJ - 1) / TJ, pr.n, pr.batch * 2 * pr.m,
+                   sizeof(T), fit_forward<T>);
 }
 
 template <class T>
@@ -900,16 +725,6 @@ void run_forward(const ForwardProblem<T>& pr, const Plan& pl, void* workspace, c
       KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
     });
     return;
-  }
-  if constexpr (std::is_same<T, float>::value) {
-    if (pl.kernel == Plan::Kernel::pairs) {
-      const std::size_t smem = pairs_smem_bytes<T>(pr.m, pr.n);
-      launch_chunks((pr.batch + PAIRS - 1) / PAIRS, [&](std::int64_t b0, unsigned g) {
-        forward_pairs<T><<<g, pl.block, smem, st>>>(pr, b0 * PAIRS);
-        KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
-      });
-      return;
-    }
   }
   T* ws = static_cast<T*>(workspace);
   if (pl.block == 64) {

@@ -98,10 +98,7 @@ struct ConvolveApply<Kokkos::Cuda, PView, QView, RView> {
       pr.batch = conv_batch(r);
       const CudaConv::Plan pl = CudaConv::plan(pr, cfg.kernels);
       ScopedRegion region(std::string("convolve[cuda-") +
-                          (pl.kernel == CudaConv::Plan::Kernel::small
-                               ? "small"
-                               : (pl.kernel == CudaConv::Plan::Kernel::pairs ? "pairs" : "tiled")) +
-                          "]");
+                          (pl.kernel == CudaConv::Plan::Kernel::small ? "small" : "tiled") + "]");
       CudaConv::forward(pr, pl, cuda_conv_workspace(space, pl, "convolve[split]"),
                         space.cuda_stream());
       conv_zero_tail(space, r, m + n - 1);

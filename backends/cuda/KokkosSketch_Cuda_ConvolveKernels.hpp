@@ -58,19 +58,12 @@ struct Config {
   /// Negative (the default): as many splits as one full wave of resident blocks holds (the
   /// occupancy calculator's blocks per SM times the SMs); 0: no split.
   double min_blocks_per_sm = -1.0;
-  /// The batched forward kernel for short rows (whole entries in shared memory, four per
-  /// block) runs when pairs_min_m < m <= pairs_max_m (and m <= 1024), the block's shared
-  /// memory fits 48 KiB and the batch gives at least `pairs_blocks_per_sm` such blocks per SM.
-  /// pairs_max_m = 0 disables it.
-  std::int64_t pairs_min_m = 512;
-  std::int64_t pairs_max_m = 1024;
-  double pairs_blocks_per_sm = 1.0;
 };
 
 /// Which kernel runs and the workspace it needs (plan first, then launch).
 struct Plan {
-  enum class Kernel { tiled, small, pairs } kernel = Kernel::tiled;
-  int block = 128;  ///< threads per block: tiled 64 or 128; pairs 32 ceil(m / 64)
+  enum class Kernel { tiled, small } kernel = Kernel::tiled;
+  int block = 128;              ///< threads per block of the tiled kernel (64 or 128)
   std::int64_t splits = 1;      ///< split-K factor of the tiled kernel
   std::size_t workspace_bytes = 0;  ///< partial sums (splits > 1), 256-byte aligned
 };

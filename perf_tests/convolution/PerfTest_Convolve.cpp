@@ -6,9 +6,6 @@
 //                       and Serial);
 //   convolve_generic    the generic TeamPolicy kernel, so a backend specialization keeps a
 //                       benchmark against it;
-//   convolve_tiled      (Cuda, batched mid-size set) the CUDA tiled kernel forced
-//                       (CudaConvConfig::kernels.pairs_max_m = 0), beside `convolve`, which
-//                       takes the kernel for short rows (whole entries in shared memory) there;
 //   convolve_grad_p     convolve_backward, grad_p only (grad_q skipped);
 //   convolve_grad_q     convolve_backward, grad_q only;
 //   cudnn_conv1d        (Cuda, cuDNN found) cuDNN's 1-D (grouped) convolution, same data;
@@ -36,8 +33,8 @@
 // issue's targets: 0.25 ms, 10 us, 50% of the FP32 FMA peak; each gradient within 1.3x of the
 // forward); hosts (small set): 1 x 8192 x 8192, 1 x 2048 x 2048, 256 x 512 x 512; the full set
 // adds 1 x 65536 x 65536 on hosts too. Devices also run a batched mid-size set, 1024 x 700 x 500
-// and 2048 x 768 x 768 (convolve, convolve_tiled and the vendor baselines), where the tiled
-// kernel's blocks of 1024 slots would leave part idle. Devices also sweep m = n = 1024 ... 32768 (convolve and
+// and 2048 x 768 x 768 (convolve and the vendor baselines: lengths that are not multiples of
+// the kernel's tiles). Devices also sweep m = n = 1024 ... 32768 (convolve and
 // plan_fft only): the crossover that sets Method::automatic's default fft_min_length there;
 // and `launch_floor` (devices): one empty one-thread kernel and the fence, the floor under the
 // 10 us target at m = n = 2048. GFLOP/s counts 2 batch m n (one FMA = 2 flops), so the
@@ -74,7 +71,7 @@ struct ConvSize {
 struct ConvPlan {
   std::vector<ConvSize> sizes;
   std::vector<ConvSize> sweep;  ///< crossover sweep: convolve and plan_fft only
-  std::vector<ConvSize> batched;  ///< mid-size batches: convolve, convolve_tiled, vendors
+  std::vector<ConvSize> batched;  ///< mid-size batches: convolve and the vendors
   double min_time = 0.1;
   int repetitions = 1;
 };
@@ -210,7 +207,6 @@ enum class ConvBench {
   launch_floor_stream,
   convolve_stream,
   convolve,
-  tiled,
   generic,
   grad_p,
   grad_q,
@@ -264,17 +260,6 @@ void bench_conv(benchmark::State& state, const std::string& name, const Space& s
           state.counters["us_per_call"] = 1e6 * secs / double(state.iterations());
         break;
       }
-      case ConvBench::tiled:
-#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
-        if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
-          Impl::CudaConvConfig cfg;
-          cfg.kernels.pairs_max_m = 0;
-          secs = time_manual(state, name, space, [&] {
-            Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(space, in.p, in.q, in.r, cfg);
-          });
-        }
-#endif
-        break;
       case ConvBench::generic:
         secs = time_manual(state, name, space, [&] {
           Impl::ConvolveForwardGeneric<Space, c_t, c_t, o_t>::apply(space, in.p, in.q, in.r,
@@ -400,13 +385,9 @@ void register_conv_space(const Space& space, SizeSet sizes) {
       if (s.batch * s.m * s.n <= std::int64_t(2048) * 2048)
         register_conv_bench(space, plan, "convolve_stream", s, ConvBench::convolve_stream);
   }
-  // Mid-size batches: the dispatched kernel against the tiled one and the vendors.
+  // Mid-size batches: the direct kernel against the vendors.
   for (const ConvSize& s : plan.batched) {
     register_conv_bench(space, plan, "convolve", s, ConvBench::convolve);
-#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
-    if constexpr (std::is_same<Space, Kokkos::Cuda>::value)
-      register_conv_bench(space, plan, "convolve_tiled", s, ConvBench::tiled);
-#endif
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSSKETCH_PERF_HAVE_CUDNN)
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value)
       register_conv_bench(space, plan, "cudnn_conv1d", s, ConvBench::cudnn);
