@@ -17,6 +17,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__unix__)
+#include <dlfcn.h>
+#endif
+
 namespace KokkosSketch::TestUtil {
 
 /// Every execution space this Kokkos build enables (one CUDA build tests Cuda, OpenMP and
@@ -162,6 +166,35 @@ std::vector<double> host_vector(const V& v) {
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(h(i));
   return out;
 }
+
+#if defined(__unix__)
+/// For its lifetime, the process's OpenBLAS gives each call one thread (as Debian's pthread
+/// OpenBLAS does once OMP_PROC_BIND has pinned the calling thread), so the host backend's
+/// per-thread BLAS paths are taken; the previous count comes back at scope exit.
+/// available() is false where the process has no OpenBLAS (nothing is changed then).
+class OneThreadHostBlas {
+ public:
+  OneThreadHostBlas()
+      : m_set(reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))),
+        m_get(reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))) {
+    if (available()) {
+      m_before = m_get();
+      m_set(1);
+    }
+  }
+  ~OneThreadHostBlas() {
+    if (available()) m_set(m_before > 0 ? m_before : 1);
+  }
+  OneThreadHostBlas(const OneThreadHostBlas&) = delete;
+  OneThreadHostBlas& operator=(const OneThreadHostBlas&) = delete;
+  bool available() const { return m_set != nullptr && m_get != nullptr; }
+
+ private:
+  void (*m_set)(int);
+  int (*m_get)();
+  int m_before = 0;
+};
+#endif
 
 }  // namespace KokkosSketch::TestUtil
 

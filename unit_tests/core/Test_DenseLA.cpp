@@ -12,9 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#if defined(__unix__)
-#include <dlfcn.h>
-#endif
 #include <limits>
 #include <random>
 #include <string>
@@ -201,12 +198,9 @@ TYPED_TEST(DenseLATest, GemvGemmIgnoreOutputWhenBetaIsZero) {
 // most 16384 terms: 1e-12 relative); DenseLA::gemm takes the same path. Skipped without
 // OpenBLAS or with one OpenMP thread.
 TEST(DenseLAThreaded, SplitGemmMatchesHostProduct) {
-  using set_fn = void (*)(int);
-  const auto set = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  const TestUtil::OneThreadHostBlas blas;
   const Kokkos::OpenMP space;
-  if (set == nullptr || space.concurrency() < 2) GTEST_SKIP() << "no OpenBLAS or one thread";
-  const int before = Impl::host_blas_threads();
-  set(1);
+  if (!blas.available() || space.concurrency() < 2) GTEST_SKIP() << "no OpenBLAS or one thread";
   ASSERT_EQ(Impl::host_blas_threads(), 1);
   Impl::DenseLABackend<Kokkos::OpenMP, double> be(space);
   struct Case {
@@ -253,7 +247,6 @@ TEST(DenseLAThreaded, SplitGemmMatchesHostProduct) {
   Impl::DenseLA<Kokkos::OpenMP, double>(space).gemm("N", "T", 1.0, A, BT, 0.0, C);
   EXPECT_TRUE(TestUtil::allclose(TestUtil::to_host(C), matmul(a, transpose(bt, n, k), m, k, n),
                                  1e-12, 1e-12, n));
-  set(before > 0 ? before : 1);
 }
 #endif
 

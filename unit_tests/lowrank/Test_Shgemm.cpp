@@ -12,9 +12,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#if defined(__unix__)
-#include <dlfcn.h>
-#endif
 #include <limits>
 #include <random>
 #include <string>
@@ -502,12 +499,9 @@ TYPED_TEST(ShgemmTest, NonFiniteInput) {
 // FP64 product of the same exact values; the public call takes the same path (the same bits).
 // Skipped without OpenBLAS or with one OpenMP thread.
 TEST(ShgemmHostThreaded, ConvertInBlocksWithinFp32GemmBound) {
-  using set_fn = void (*)(int);
-  const auto set = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  const TestUtil::OneThreadHostBlas blas;
   const Kokkos::OpenMP space;
-  if (set == nullptr || space.concurrency() < 2) GTEST_SKIP() << "no OpenBLAS or one thread";
-  const int before = Impl::host_blas_threads();
-  set(1);
+  if (!blas.available() || space.concurrency() < 2) GTEST_SKIP() << "no OpenBLAS or one thread";
   ASSERT_EQ(Impl::host_blas_threads(), 1);
   using mem = Kokkos::HostSpace;
   for (const Size s : {Size{512, 512, 512}, Size{64, 200, 4096}}) {
@@ -544,7 +538,6 @@ TEST(ShgemmHostThreaded, ConvertInBlocksWithinFp32GemmBound) {
       for (std::int64_t j = 0; j < s.n; ++j)
         ASSERT_EQ(double(c(i, j)), got[i * s.n + j]) << i << " " << j;
   }
-  set(before > 0 ? before : 1);
 }
 #endif
 
