@@ -44,7 +44,8 @@
 ///
 /// **Correlation** (both gradients): out[o] = sum_k a[k] g[o + k], the same structure with
 /// the window sliding forward, no triangle split, an optional sum over the batch (a shared
-/// operand's gradient) inside the block, split-K over (batch entry, term tile) pairs.
+/// operand's gradient) inside the block, split-K over (batch entry, term tile) pairs, a
+/// partial last tile in full steps up to its last multiple of R terms, then term by term.
 ///
 /// Accuracy: every output is a sum of its terms in the value type, in an order that depends
 /// on the kernel and the split; |error| <= gamma_k sum |terms| (k the number of terms), the
@@ -533,7 +534,10 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled
     const T* A = as[st];
     const std::int64_t k0 = (it % ktiles) * TJ;
     const int kmax = K - k0 < TJ ? int(K - k0) : TJ;
-    if (kmax == TJ) {
+    // Terms taken in full steps: the whole of a full tile, the multiples of R of a partial
+    // (last) one; the rest of a partial tile goes term by term below.
+    const int ksteps = kmax - kmax % R;
+    if (ksteps > 0) {
       // u[x] = G[base + kk + x] for step kk (base a multiple of R, so each half is a 16-byte
       // aligned group). The window's low half is the previous step's high half, so the register
       // halves ua, ub alternate roles and each step reads one fresh half.
@@ -541,11 +545,12 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled
       load_run<0>(ua, G + pad<T>(base));
       load_run<0>(ub, G + pad<T>(base + R));
       // Four steps per trip (32 terms, one padding period: the window offsets of the next
-      // trip are these plus PB).
+      // trip are these plus PB), then single steps (at most 3, partial tiles only).
       int o2 = pad<T>(base + 2 * R), o3 = pad<T>(base + 3 * R), o4 = pad<T>(base + 4 * R),
           o5 = pad<T>(base + 5 * R);
+      int kk = 0;
 #pragma unroll 1
-      for (int kk = 0; kk < TJ; kk += 4 * R) {
+      for (; kk + 4 * R <= ksteps; kk += 4 * R) {
         T av[R];
         load_run<0>(av, A + kk);
         step_corr(acc, ua, ub, av);
@@ -558,18 +563,27 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled
         load_run<0>(ua, G + o4);
         load_run<0>(av, A + kk + 3 * R);
         step_corr(acc, ub, ua, av);
-        if (kk + 4 * R < TJ) load_run<0>(ub, G + o5);
+        if (kk + 4 * R < ksteps) load_run<0>(ub, G + o5);
         o2 += PB;
         o3 += PB;
         o4 += PB;
         o5 += PB;
       }
-    } else {
-      for (int k = 0; k < kmax; ++k) {
-        const T ak = A[k];
+#pragma unroll 1
+      for (; kk < ksteps; kk += R) {
+        T av[R];
+        load_run<0>(av, A + kk);
+        step_corr(acc, ua, ub, av);
 #pragma unroll
-        for (int c = 0; c < R; ++c) acc[c] = fma(ak, G[pad<T>(base + c + k)], acc[c]);
+        for (int c = 0; c < R; ++c) ua[c] = ub[c];
+        if (kk + R < ksteps) load_run<0>(ub, G + pad<T>(base + kk + 2 * R));
       }
+    }
+    // The last terms of a partial tile: term by term, bounded by its true length.
+    for (int k = ksteps; k < kmax; ++k) {
+      const T ak = A[k];
+#pragma unroll
+      for (int c = 0; c < R; ++c) acc[c] = fma(ak, G[pad<T>(base + c + k)], acc[c]);
     }
     __syncthreads();
   }

@@ -33,8 +33,8 @@
 // issue's targets: 0.25 ms, 10 us, 50% of the FP32 FMA peak; each gradient within 1.3x of the
 // forward); hosts (small set): 1 x 8192 x 8192, 1 x 2048 x 2048, 256 x 512 x 512; the full set
 // adds 1 x 65536 x 65536 on hosts too. Devices also run a batched mid-size set, 1024 x 700 x 500
-// and 2048 x 768 x 768 (convolve and the vendor baselines: lengths that are not multiples of
-// the kernel's tiles). Devices also sweep m = n = 1024 ... 32768 (convolve and
+// and 2048 x 768 x 768 (convolve, both gradients and the vendor baselines: lengths that are
+// not multiples of the kernel's tiles). Devices also sweep m = n = 1024 ... 32768 (convolve and
 // plan_fft only): the crossover that sets Method::automatic's default fft_min_length there;
 // and `launch_floor` (devices): one empty one-thread kernel and the fence, the floor under the
 // 10 us target at m = n = 2048. GFLOP/s counts 2 batch m n (one FMA = 2 flops), so the
@@ -385,9 +385,11 @@ void register_conv_space(const Space& space, SizeSet sizes) {
       if (s.batch * s.m * s.n <= std::int64_t(2048) * 2048)
         register_conv_bench(space, plan, "convolve_stream", s, ConvBench::convolve_stream);
   }
-  // Mid-size batches: the direct kernel against the vendors.
+  // Mid-size batches: the direct kernel and its gradients against the vendors.
   for (const ConvSize& s : plan.batched) {
     register_conv_bench(space, plan, "convolve", s, ConvBench::convolve);
+    register_conv_bench(space, plan, "convolve_grad_p", s, ConvBench::grad_p);
+    register_conv_bench(space, plan, "convolve_grad_q", s, ConvBench::grad_q);
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSSKETCH_PERF_HAVE_CUDNN)
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value)
       register_conv_bench(space, plan, "cudnn_conv1d", s, ConvBench::cudnn);
