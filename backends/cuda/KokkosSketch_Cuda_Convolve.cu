@@ -168,6 +168,16 @@ __device__ __forceinline__ void load_run(double (&v)[N], const double* s) {
   }
 }
 
+/// One single step's move of a sliding window (the partial tiles' steps past the last
+/// four-step trip, where the halves cannot swap roles): `kept` takes the half that stays in
+/// the window, and `fresh` reads the next half from s when another step follows.
+template <class T>
+__device__ __forceinline__ void slide_half(T (&kept)[R], T (&fresh)[R], const T* s, bool more) {
+#pragma unroll
+  for (int c = 0; c < R; ++c) kept[c] = fresh[c];
+  if (more) load_run<0>(fresh, s);
+}
+
 /// Element x of a window of 2R values held as two halves (lo_h: x < R, hi_h: x >= R).
 template <class T>
 __device__ __forceinline__ T win(const T (&lo_h)[R], const T (&hi_h)[R], int x) {
@@ -348,9 +358,7 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) forward_tiled(F
           T qv[R];
           load_run<0>(qv, Q + kk);
           step(ua, ub, qv, kk);
-#pragma unroll
-          for (int c = 0; c < R; ++c) ub[c] = ua[c];
-          if (kk + R < ksteps) load_run<0>(ua, P + pad<T>(y0 - kk - R));
+          slide_half(ub, ua, P + pad<T>(y0 - kk - R), kk + R < ksteps);
         }
       };
       if (!__any_sync(0xffffffffu, dg >= 0 && dg < ksteps)) {
@@ -574,9 +582,7 @@ __global__ void __launch_bounds__(BLOCK, min_blocks<T, BLOCK>()) correlate_tiled
         T av[R];
         load_run<0>(av, A + kk);
         step_corr(acc, ua, ub, av);
-#pragma unroll
-        for (int c = 0; c < R; ++c) ua[c] = ub[c];
-        if (kk + R < ksteps) load_run<0>(ub, G + pad<T>(base + kk + 2 * R));
+        slide_half(ua, ub, G + pad<T>(base + kk + 2 * R), kk + R < ksteps);
       }
     }
     // The last terms of a partial tile: term by term, bounded by its true length.
