@@ -153,6 +153,15 @@ using ALSLockstepRowsAheadApply = ALSLockstepRowModeApply<ExecSpace, S, 1>;
 /// Mode 2: rows one trip ahead, one nonzero per trip at 129-256 factors.
 template <class ExecSpace, class S>
 using ALSLockstepOneRowApply = ALSLockstepRowModeApply<ExecSpace, S, 2>;
+/// Mode 3: rows staged in shared memory by cp.async, three trips ahead (two at 513-1024).
+template <class ExecSpace, class S>
+using ALSLockstepStagedApply = ALSLockstepRowModeApply<ExecSpace, S, 3>;
+/// Mode 4: rows staged in shared memory one trip ahead (a two-stage ring).
+template <class ExecSpace, class S>
+using ALSLockstepStaged2Apply = ALSLockstepRowModeApply<ExecSpace, S, 4>;
+/// Mode 5: narrow lane groups (half the lanes per row, twice the factors per lane).
+template <class ExecSpace, class S>
+using ALSLockstepNarrowApply = ALSLockstepRowModeApply<ExecSpace, S, 5>;
 
 }  // namespace Impl
 }  // namespace KokkosSketch

@@ -93,9 +93,15 @@ struct LockstepProblem {
   std::int64_t k = 0;                       ///< factors
   /// Task kernel's row gathers: 0 each trip's rows at its start; 1 the next trip's rows
   /// issued during the current trip (more registers: 2 blocks per SM at 129-256 factors);
-  /// 2 as 1 with one nonzero per trip at 129-256 factors (3 blocks per SM); -1 (default) the
-  /// measured choice: 1 above 512 factors, else 0 (H100, run H100-24: at 64 and 256 factors
-  /// modes 1 and 2 were 10% slower, at 1024 mode 1 was 7% faster).
+  /// 2 as 1 with one nonzero per trip at 129-256 factors (3 blocks per SM); 3 the staged
+  /// kernel (a trip's rows copied by cp.async into a shared-memory ring 3 trips ahead, 2 at
+  /// 513-1024 factors); 4 the staged kernel with a two-stage ring (modes 3 and 4 above 128
+  /// factors with k % 4 == 0 and aligned rows; elsewhere, or where the ring does not fit the
+  /// device, 0 or, above 512 factors, 1); modes 0-4 give the same bits. 5: half the lanes per
+  /// row, twice the factors per lane, from 33 to 512 factors (the dots are split otherwise:
+  /// the same to rounding). -1 (default): the measured choice, 4 above 512 factors (and above
+  /// 128 for FP16/BF16 rows), 5 from 65 to 128, else 0 (H200, run H200-64 of
+  /// docs/performance.md).
   int row_prefetch = -1;
 };
 

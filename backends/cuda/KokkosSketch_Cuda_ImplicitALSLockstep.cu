@@ -12,17 +12,23 @@
 /// of consecutive CSR nonzeros: a long row split into segments over several warps, short
 /// rows packed several per warp). The lanes hold a row's CG vector v (x or p) in registers as
 /// float4 chunks: lane l of a group of G lanes (G = the smallest power of two with 4 G >= k,
-/// at most 32) holds chunks l, l + G, ..., F4 float4 per lane (F4 = 1, 2, 4 or 8: k <= 1024).
-/// A warp has 32 / G groups; each loop trip takes U nonzeros per group (U = 2, 1 at F4 = 8),
-/// so a trip loads 32 U / G rows y_i at once (coalesced 16-byte loads; 8-byte loads of four
-/// FP16/BF16 values, converted exactly to FP32). The dot y_i . v is a butterfly of shuffles
-/// inside the group, the weight w = c - (c - 1) y.x (residual) or (c - 1) y.p (step), then
+/// at most 32, or half that in the narrow mode; a template argument, so that every butterfly
+/// is unrolled) holds chunks l, l + G, ..., F4 float4 per lane (F4 = 1, 2, 4 or 8:
+/// k <= 1024). A warp has 32 / G groups; each loop trip takes U nonzeros per group (U = 2, 1
+/// at F4 = 8), so a trip loads 32 U / G rows y_i at once (coalesced 16-byte loads; 8-byte
+/// loads of four FP16/BF16 values, converted exactly to FP32). The dot y_i . v is a butterfly
+/// of shuffles inside the group, the weight w = c - (c - 1) y.x (residual) or (c - 1) y.p
+/// (step), then
 /// acc += w y_i in registers: one gather of y_i per nonzero and step. At the end of a row the
 /// groups' accumulators are added by a butterfly (the same sum in every lane) and:
 /// - a whole row (packed task) is finished in place by group 0: residual r = acc - D, p = r,
 ///   rs = r.r; step Ap = D + acc, alpha = rs / p.Ap, x += alpha p, r -= alpha Ap,
 ///   p = r + beta p, rs = r.r (the other groups take part in the shuffles only);
 /// - a segment of a long row writes acc to its slot of `part` (no atomics).
+///
+/// **Staged task kernel** (the default above 512 factors, and above 128 for FP16/BF16 rows):
+/// the same work, the rows of a trip copied by cp.async into a per-warp shared-memory ring one
+/// or more trips before they are used (see lockstep_staged_kernel).
 ///
 /// **Long-row kernel** (after the task kernel): a block per split row; each thread adds the
 /// slots of its factors in slot order (a popular item has hundreds of slots: 256 independent
@@ -34,10 +40,12 @@
 /// Deterministic: every sum has a fixed order, no atomics; results equal the generic
 /// ALSGemmCG to rounding (sums in other orders). Vector loads need k % 4 == 0 and aligned
 /// bases (checked on the host); otherwise the same kernels load element by element. Shared
-/// memory: only the long-row kernel's 8 floats of warp partials (static).
+/// memory: the staged kernel's ring (dynamic) and the long-row kernel's 8 floats of warp
+/// partials (static).
 #define KOKKOSSKETCH_NO_KOKKOS  // before any core header: they select their Kokkos-free form
 #include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Cuda_ImplicitALSKernels.hpp>
+#include <KokkosSketch_Cuda_Ptx.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Half.hpp>
 
@@ -157,7 +165,9 @@ __device__ __forceinline__ float4 lk_axpy4(float w, const float4& y, const float
 
 /// Sum over the G lanes of a group (G a power of two): a butterfly, the same in every lane of
 /// the group; every lane of the warp must call it.
-__device__ __forceinline__ float lk_group_sum(float v, int G) {
+template <int G>
+__device__ __forceinline__ float lk_group_sum(float v) {
+#pragma unroll
   for (int o = G >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(lk_full, v, o);
   return v;
 }
@@ -167,17 +177,133 @@ __device__ __forceinline__ float lk_warp_sum(float v) {
   return v;
 }
 
+/// A row's CG vector v (x in the residual phase, p in a step) in the lane's chunks gl + G j
+/// (zero past k), and zero accumulators.
+template <int F4, int G, bool Vec, bool Residual>
+__device__ __forceinline__ void lk_row_vectors(const LockstepProblem& pr, std::int64_t row,
+                                               int gl, float4 (&v)[F4], float4 (&acc)[F4]) {
+  const int k = int(pr.k), k4 = (k + 3) >> 2;
+  const float* vrow = (Residual ? pr.x : pr.p) + row * k;
+#pragma unroll
+  for (int j = 0; j < F4; ++j) {
+    const int c = gl + G * j;
+    v[j] = c < k4 ? lk_ldw<Vec>(vrow, c, k) : lk_zero4();
+    acc[j] = lk_zero4();
+  }
+}
+
+/// The end of a row's pass in the task kernels (every lane of the warp calls it): the
+/// groups' accumulators are added by a butterfly across the groups; then a segment of a long
+/// row writes its partial sum to its slot, or group 0 finishes a whole row in place (the
+/// other groups load nothing and only take part in the shuffles; the branch values are
+/// broadcast from lane 0): residual r = acc - D, p = r, rs = r.r; step Ap = D + acc,
+/// alpha = rs / p.Ap, x += alpha p, r -= alpha Ap, p = r + beta p, rs = r.r.
+template <int F4, int G, bool Vec, bool Residual>
+__device__ __forceinline__ void lk_finish(const LockstepProblem& pr, std::int64_t row,
+                                          std::int64_t slot, float rs, const float4 (&v)[F4],
+                                          float4 (&acc)[F4], int lane) {
+  const int k = int(pr.k), k4 = (k + 3) >> 2, gl = lane & (G - 1);
+  const bool writer = lane < G;
+#pragma unroll
+  for (int o = G; o < 32; o <<= 1) {  // across the groups
+#pragma unroll
+    for (int j = 0; j < F4; ++j) {
+      acc[j].x += __shfl_xor_sync(lk_full, acc[j].x, o);
+      acc[j].y += __shfl_xor_sync(lk_full, acc[j].y, o);
+      acc[j].z += __shfl_xor_sync(lk_full, acc[j].z, o);
+      acc[j].w += __shfl_xor_sync(lk_full, acc[j].w, o);
+    }
+  }
+  if (slot >= 0) {  // a segment of a long row: its partial sum to its slot
+    float* srow = pr.part + slot * k;
+    if (writer) {
+#pragma unroll
+      for (int j = 0; j < F4; ++j) {
+        const int c = gl + G * j;
+        if (c < k4) lk_stw<Vec>(srow, c, k, acc[j]);
+      }
+    }
+    return;
+  }
+  // A whole row: finished in place by group 0 (the other groups load nothing and only
+  // take part in the shuffles; the branch values are broadcast from lane 0).
+  const float* drow = pr.d + row * k;
+  float* rrow = pr.r + row * k;
+  float* prow = pr.p + row * k;
+  float* xrow = pr.x + row * k;
+  if (Residual) {
+    float rr = 0.0f;
+#pragma unroll
+    for (int j = 0; j < F4; ++j) {
+      const int c = gl + G * j;
+      if (writer && c < k4) {
+        const float4 dd = lk_ldw<Vec>(drow, c, k);
+        const float4 r = make_float4(acc[j].x - dd.x, acc[j].y - dd.y, acc[j].z - dd.z,
+                                     acc[j].w - dd.w);
+        rr = lk_dot4(r, r, rr);
+        lk_stw<Vec>(rrow, c, k, r);
+        lk_stw<Vec>(prow, c, k, r);
+      }
+    }
+    rr = lk_group_sum<G>(rr);
+    if (lane == 0) pr.rs[row] = rr;
+    return;
+  }
+  float4 ap[F4];
+  float pap = 0.0f;
+#pragma unroll
+  for (int j = 0; j < F4; ++j) {
+    const int c = gl + G * j;
+    if (writer && c < k4) {
+      const float4 dd = lk_ldw<Vec>(drow, c, k);
+      ap[j] = make_float4(dd.x + acc[j].x, dd.y + acc[j].y, dd.z + acc[j].z, dd.w + acc[j].w);
+    } else {
+      ap[j] = lk_zero4();
+    }
+    pap = lk_dot4(v[j], ap[j], pap);
+  }
+  pap = __shfl_sync(lk_full, lk_group_sum<G>(pap), 0);
+  if (!(pap > 0.0f)) {
+    if (lane == 0) pr.rs[row] = 0.0f;
+    return;
+  }
+  const float alpha = rs / pap;
+  float4 rn[F4];
+  float rr = 0.0f;
+#pragma unroll
+  for (int j = 0; j < F4; ++j) {
+    const int c = gl + G * j;
+    rn[j] = lk_zero4();
+    if (writer && c < k4) {
+      const float4 xo = lk_ldw<Vec>(xrow, c, k), ro = lk_ldw<Vec>(rrow, c, k);
+      const float4 xn = lk_axpy4(alpha, v[j], xo);
+      rn[j] = lk_axpy4(-alpha, ap[j], ro);
+      rr = lk_dot4(rn[j], rn[j], rr);
+      lk_stw<Vec>(xrow, c, k, xn);
+      lk_stw<Vec>(rrow, c, k, rn[j]);
+    }
+  }
+  rr = __shfl_sync(lk_full, lk_group_sum<G>(rr), 0);
+  const float beta = rr / rs;
+#pragma unroll
+  for (int j = 0; j < F4; ++j) {
+    const int c = gl + G * j;
+    if (writer && c < k4) lk_stw<Vec>(prow, c, k, lk_axpy4(beta, v[j], rn[j]));
+  }
+  if (lane == 0) pr.rs[row] = rr;
+}
+
 /// The task kernel (see the file comment). G lanes per group, F4 float4 chunks per lane, U
 /// nonzeros per group and trip.
-template <int F4, int U, Storage S, bool Vec, bool Residual, bool Pre, int MinBlocks>
+template <int F4, int U, int G, Storage S, bool Vec, bool Residual, bool Pre, int MinBlocks>
 __global__ void __launch_bounds__(lk_threads, MinBlocks)
-    lockstep_tasks_kernel(LockstepProblem pr, int G) {
+    lockstep_tasks_kernel(LockstepProblem pr) {
   using E = LkElem<S>;
   using T = typename E::T;
   const T* Y = static_cast<const T*>(pr.Y);
   const int k = int(pr.k), k4 = (k + 3) >> 2;
-  const int lane = threadIdx.x & 31, gl = lane & (G - 1), grp = lane / G, ngr = 32 / G;
-  const bool writer = grp == 0;
+  constexpr int ngr = 32 / G;
+  const int lane = threadIdx.x & 31, gl = lane & (G - 1), grp = lane / G;
   const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
   for (std::int64_t q = warp0; q < pr.n_tasks; q += nwarps) {
@@ -189,14 +315,8 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
       if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
       const std::int64_t b = slot >= 0 ? t0 : __ldg(pr.row_map + row);
       const std::int64_t e = slot >= 0 ? t1 : __ldg(pr.row_map + row + 1);
-      const float* vrow = (Residual ? pr.x : pr.p) + row * k;
       float4 v[F4], acc[F4];
-#pragma unroll
-      for (int j = 0; j < F4; ++j) {
-        const int c = gl + G * j;
-        v[j] = c < k4 ? lk_ldw<Vec>(vrow, c, k) : lk_zero4();
-        acc[j] = lk_zero4();
-      }
+      lk_row_vectors<F4, G, Vec, Residual>(pr, row, gl, v, acc);
       const std::int64_t per_trip = std::int64_t(U) * ngr;
       // The confidences and column indices of a trip are loaded one trip ahead (both at once),
       // so a trip's row gathers issue at its start instead of after two dependent loads.
@@ -246,6 +366,7 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
 #pragma unroll
           for (int j = 0; j < F4; ++j) d[u] = lk_dot4(y[u][j], v[j], d[u]);
         }
+#pragma unroll
         for (int o = G >> 1; o > 0; o >>= 1) {
 #pragma unroll
           for (int u = 0; u < U; ++u) d[u] += __shfl_xor_sync(lk_full, d[u], o);
@@ -253,7 +374,8 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           const float c = cu[u];
-          const float wgt = c > 0.0f ? (Residual ? c - (c - 1.0f) * d[u] : (c - 1.0f) * d[u]) : 0.0f;
+          const float wgt =
+              c > 0.0f ? (Residual ? c - (c - 1.0f) * d[u] : (c - 1.0f) * d[u]) : 0.0f;
 #pragma unroll
           for (int j = 0; j < F4; ++j) acc[j] = lk_axpy4(wgt, y[u][j], acc[j]);
         }
@@ -269,92 +391,159 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
           }
         }
       }
-      for (int o = G; o < 32; o <<= 1) {  // across the groups
+      lk_finish<F4, G, Vec, Residual>(pr, row, slot, rs, v, acc, lane);
+    }
+  }
+}
+
+/// Shared-memory ring of the staged task kernel, per warp: D stages, each holding what one
+/// trip gathers (U nonzeros per group: lane l's F4 chunks of each row, 16 bytes for FP32 or 8
+/// for FP16/BF16 apiece, stored where lane l alone reads them back) and the lanes' U
+/// confidences. Consecutive lanes use consecutive chunks: conflict-free shared accesses.
+template <int F4, int U, int D, Storage S>
+struct LkRing {
+  static constexpr int chunk = LkElem<S>::align;
+  static constexpr int rows_bytes = U * F4 * 32 * chunk;
+  static constexpr int stage_bytes = rows_bytes + U * 32 * int(sizeof(float));
+  static constexpr int warp_bytes = D * stage_bytes;
+  static constexpr int block_bytes = (lk_threads / 32) * warp_bytes;
+  static __device__ __forceinline__ unsigned char* row(unsigned char* w, int st, int u, int j,
+                                                       int lane) {
+    return w + st * stage_bytes + ((u * F4 + j) * 32 + lane) * chunk;
+  }
+  static __device__ __forceinline__ float* conf(unsigned char* w, int st, int u, int lane) {
+    return reinterpret_cast<float*>(w + st * stage_bytes + rows_bytes) + u * 32 + lane;
+  }
+};
+
+/// One chunk (4 factors) of a row of Y into shared memory, asynchronously; zeros where
+/// !valid (nothing is read then).
+template <Storage S>
+__device__ __forceinline__ void lk_stage_chunk(unsigned char* dst, const void* src, bool valid) {
+  if (S == Storage::f32) {
+    Ptx::cp_async16_zfill(Ptx::smem_u32(dst), src, valid ? 16 : 0);
+  } else {
+    Ptx::cp_async8_zfill(Ptx::smem_u32(dst), src, valid ? 8 : 0);
+  }
+}
+
+/// A staged chunk as 4 floats (FP16/BF16 converted exactly).
+template <Storage S>
+__device__ __forceinline__ float4 lk_staged(const unsigned char* src) {
+  if (S == Storage::f32) return *reinterpret_cast<const float4*>(src);
+  const uint2 u = *reinterpret_cast<const uint2*>(src);
+  const unsigned short h[4] = {static_cast<unsigned short>(u.x & 0xffffu),
+                               static_cast<unsigned short>(u.x >> 16),
+                               static_cast<unsigned short>(u.y & 0xffffu),
+                               static_cast<unsigned short>(u.y >> 16)};
+  if (S == Storage::f16) return make_float4(lk_h2f(h[0]), lk_h2f(h[1]), lk_h2f(h[2]), lk_h2f(h[3]));
+  return make_float4(lk_b2f(h[0]), lk_b2f(h[1]), lk_b2f(h[2]), lk_b2f(h[3]));
+}
+
+/// The staged task kernel (row mode 3 and 4 of LockstepProblem::row_prefetch; vector loads
+/// only): the same tasks, lanes, trips and arithmetic as lockstep_tasks_kernel (the same bits),
+/// but a trip's rows are copied by cp.async into the warp's shared-memory ring D - 1 trips
+/// before the trip uses them. Each lane copies exactly the chunks it later reads, so a lane
+/// waits only on its own copies (cp.async.wait_group) and the warp needs no barrier. The rows
+/// in flight live in shared memory, not registers: D - 1 trips of gathers per warp (6 KiB at
+/// 256 FP32 factors and D = 4) at the occupancy of the plain kernel. The confidences and
+/// column indices of the next trip to issue are loaded one trip ahead, as in the plain kernel.
+template <int F4, int U, int G, int D, Storage S, bool Residual, int MinBlocks>
+__global__ void __launch_bounds__(lk_threads, MinBlocks)
+    lockstep_staged_kernel(LockstepProblem pr) {
+  using T = typename LkElem<S>::T;
+  using R = LkRing<F4, U, D, S>;
+  extern __shared__ __align__(16) unsigned char lk_ring[];
+  const T* Y = static_cast<const T*>(pr.Y);
+  const int k = int(pr.k), k4 = (k + 3) >> 2;
+  constexpr int ngr = 32 / G;
+  const int lane = threadIdx.x & 31, gl = lane & (G - 1), grp = lane / G;
+  unsigned char* ring = lk_ring + (threadIdx.x >> 5) * R::warp_bytes;
+  const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
+  const std::int64_t per_trip = std::int64_t(U) * ngr;
+  for (std::int64_t q = warp0; q < pr.n_tasks; q += nwarps) {
+    const std::int64_t* tk = pr.tasks + 5 * q;
+    const std::int64_t row0 = __ldg(tk), row1 = __ldg(tk + 1), t0 = __ldg(tk + 2),
+                       t1 = __ldg(tk + 3), slot = __ldg(tk + 4);
+    for (std::int64_t row = row0; row < row1; ++row) {
+      const float rs = pr.rs[row];  // uniform over the warp
+      if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
+      const std::int64_t b = slot >= 0 ? t0 : __ldg(pr.row_map + row);
+      const std::int64_t e = slot >= 0 ? t1 : __ldg(pr.row_map + row + 1);
+      float4 v[F4], acc[F4];
+      lk_row_vectors<F4, G, true, Residual>(pr, row, gl, v, acc);
+      const std::int64_t trips = (e - b + per_trip - 1) / per_trip;
+      // The confidences and column indices of trip s (0 past e).
+      auto fetch = [&](std::int64_t s, float(&c)[U], std::int64_t(&i)[U]) {
 #pragma unroll
-        for (int j = 0; j < F4; ++j) {
-          acc[j].x += __shfl_xor_sync(lk_full, acc[j].x, o);
-          acc[j].y += __shfl_xor_sync(lk_full, acc[j].y, o);
-          acc[j].z += __shfl_xor_sync(lk_full, acc[j].z, o);
-          acc[j].w += __shfl_xor_sync(lk_full, acc[j].w, o);
+        for (int u = 0; u < U; ++u) {
+          const std::int64_t tt = b + s * per_trip + std::int64_t(u) * ngr + grp;
+          c[u] = tt < e ? __ldg(pr.conf + tt) : 0.0f;
+          i[u] = tt < e ? __ldg(pr.entries + tt) : 0;
         }
-      }
-      if (slot >= 0) {  // a segment of a long row: its partial sum to its slot
-        float* srow = pr.part + slot * k;
-        if (writer) {
+      };
+      // A trip's rows into stage st (zeros for weights <= 0, past e and past k).
+      auto issue = [&](int st, const float(&c)[U], const std::int64_t(&i)[U]) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const T* yrow = Y + i[u] * k;
 #pragma unroll
           for (int j = 0; j < F4; ++j) {
-            const int c = gl + G * j;
-            if (c < k4) lk_stw<Vec>(srow, c, k, acc[j]);
+            const int cc = gl + G * j;
+            const bool ok = c[u] > 0.0f && cc < k4;
+            lk_stage_chunk<S>(R::row(ring, st, u, j, lane), ok ? yrow + 4 * cc : Y, ok);
+          }
+          *R::conf(ring, st, u, lane) = c[u];
+        }
+      };
+      {  // the first D - 1 trips (their index loads all at once)
+        float cp[D - 1][U];
+        std::int64_t ip[D - 1][U];
+#pragma unroll
+        for (int s = 0; s < D - 1; ++s) fetch(s, cp[s], ip[s]);
+#pragma unroll
+        for (int s = 0; s < D - 1; ++s) {
+          if (s < trips) issue(s, cp[s], ip[s]);
+          Ptx::cp_async_commit();  // a group per trip, empty or not: wait_group counts trips
+        }
+      }
+      float cn[U];
+      std::int64_t in[U];
+      fetch(D - 1, cn, in);
+      int st = 0;  // the stage of trip t; trip t + D - 1 goes to the one before it
+      for (std::int64_t t = 0; t < trips; ++t) {  // uniform trip count
+        if (t + D - 1 < trips) issue(st == 0 ? D - 1 : st - 1, cn, in);
+        Ptx::cp_async_commit();
+        fetch(t + D, cn, in);
+        Ptx::cp_async_wait<D - 1>();  // this lane's copies of trip t have landed
+        float4 y[U][F4];
+        float d[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          d[u] = 0.0f;
+#pragma unroll
+          for (int j = 0; j < F4; ++j) {
+            y[u][j] = lk_staged<S>(R::row(ring, st, u, j, lane));
+            d[u] = lk_dot4(y[u][j], v[j], d[u]);
           }
         }
-        continue;
-      }
-      // A whole row: finished in place by group 0 (the other groups load nothing and only
-      // take part in the shuffles; the branch values are broadcast from lane 0).
-      const float* drow = pr.d + row * k;
-      float* rrow = pr.r + row * k;
-      float* prow = pr.p + row * k;
-      float* xrow = pr.x + row * k;
-      if (Residual) {
-        float rr = 0.0f;
 #pragma unroll
-        for (int j = 0; j < F4; ++j) {
-          const int c = gl + G * j;
-          if (writer && c < k4) {
-            const float4 dd = lk_ldw<Vec>(drow, c, k);
-            const float4 r = make_float4(acc[j].x - dd.x, acc[j].y - dd.y, acc[j].z - dd.z,
-                                         acc[j].w - dd.w);
-            rr = lk_dot4(r, r, rr);
-            lk_stw<Vec>(rrow, c, k, r);
-            lk_stw<Vec>(prow, c, k, r);
-          }
+        for (int o = G >> 1; o > 0; o >>= 1) {
+#pragma unroll
+          for (int u = 0; u < U; ++u) d[u] += __shfl_xor_sync(lk_full, d[u], o);
         }
-        rr = lk_group_sum(rr, G);
-        if (lane == 0) pr.rs[row] = rr;
-        continue;
-      }
-      float4 ap[F4];
-      float pap = 0.0f;
 #pragma unroll
-      for (int j = 0; j < F4; ++j) {
-        const int c = gl + G * j;
-        if (writer && c < k4) {
-          const float4 dd = lk_ldw<Vec>(drow, c, k);
-          ap[j] = make_float4(dd.x + acc[j].x, dd.y + acc[j].y, dd.z + acc[j].z, dd.w + acc[j].w);
-        } else {
-          ap[j] = lk_zero4();
+        for (int u = 0; u < U; ++u) {
+          const float c = *R::conf(ring, st, u, lane);
+          const float wgt =
+              c > 0.0f ? (Residual ? c - (c - 1.0f) * d[u] : (c - 1.0f) * d[u]) : 0.0f;
+#pragma unroll
+          for (int j = 0; j < F4; ++j) acc[j] = lk_axpy4(wgt, y[u][j], acc[j]);
         }
-        pap = lk_dot4(v[j], ap[j], pap);
+        st = st + 1 == D ? 0 : st + 1;
       }
-      pap = __shfl_sync(lk_full, lk_group_sum(pap, G), 0);
-      if (!(pap > 0.0f)) {
-        if (lane == 0) pr.rs[row] = 0.0f;
-        continue;
-      }
-      const float alpha = rs / pap;
-      float4 rn[F4];
-      float rr = 0.0f;
-#pragma unroll
-      for (int j = 0; j < F4; ++j) {
-        const int c = gl + G * j;
-        rn[j] = lk_zero4();
-        if (writer && c < k4) {
-          const float4 xo = lk_ldw<Vec>(xrow, c, k), ro = lk_ldw<Vec>(rrow, c, k);
-          const float4 xn = lk_axpy4(alpha, v[j], xo);
-          rn[j] = lk_axpy4(-alpha, ap[j], ro);
-          rr = lk_dot4(rn[j], rn[j], rr);
-          lk_stw<Vec>(xrow, c, k, xn);
-          lk_stw<Vec>(rrow, c, k, rn[j]);
-        }
-      }
-      rr = __shfl_sync(lk_full, lk_group_sum(rr, G), 0);
-      const float beta = rr / rs;
-#pragma unroll
-      for (int j = 0; j < F4; ++j) {
-        const int c = gl + G * j;
-        if (writer && c < k4) lk_stw<Vec>(prow, c, k, lk_axpy4(beta, v[j], rn[j]));
-      }
-      if (lane == 0) pr.rs[row] = rr;
+      lk_finish<F4, G, true, Residual>(pr, row, slot, rs, v, acc, lane);
     }
   }
 }
@@ -476,56 +665,152 @@ unsigned lk_blocks(std::int64_t warps) {
   return unsigned(std::max<std::int64_t>(1, std::min((warps + per - 1) / per, lk_max_blocks)));
 }
 
-template <int F4, int U, Storage S, bool Vec, bool Pre, int MinBlocks>
-void launch_tasks(const LockstepProblem& pr, bool residual, int G, cudaStream_t stream) {
+template <int F4, int U, int G, Storage S, bool Vec, bool Pre, int MinBlocks>
+void launch_tasks(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
   if (residual) {
-    lockstep_tasks_kernel<F4, U, S, Vec, true, Pre, MinBlocks>
-        <<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr, G);
+    lockstep_tasks_kernel<F4, U, G, S, Vec, true, Pre, MinBlocks>
+        <<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr);
   } else {
-    lockstep_tasks_kernel<F4, U, S, Vec, false, Pre, MinBlocks>
-        <<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr, G);
+    lockstep_tasks_kernel<F4, U, G, S, Vec, false, Pre, MinBlocks>
+        <<<lk_blocks(pr.n_tasks), lk_threads, 0, stream>>>(pr);
   }
   KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
 }
 
-/// The task kernel's variant for k and pr.row_prefetch (see LockstepProblem): F4 float4
-/// chunks per lane, U nonzeros per group and trip, rows gathered one trip ahead or not, the
-/// blocks per SM the register cap allows.
+/// launch_tasks for a group width known at run time: G = 32, 16 or 8 (any power of two up to
+/// 32 at F4 = 1, where G follows k).
+template <int F4, int U, Storage S, bool Vec, bool Pre, int MinBlocks>
+void launch_tasks_g(const LockstepProblem& pr, bool residual, int G, cudaStream_t stream) {
+  switch (G) {
+    case 32: return launch_tasks<F4, U, 32, S, Vec, Pre, MinBlocks>(pr, residual, stream);
+    case 16: return launch_tasks<F4, U, 16, S, Vec, Pre, MinBlocks>(pr, residual, stream);
+    case 8: return launch_tasks<F4, U, 8, S, Vec, Pre, MinBlocks>(pr, residual, stream);
+    default: break;
+  }
+  if constexpr (F4 == 1) {
+    switch (G) {
+      case 4: return launch_tasks<F4, U, 4, S, Vec, Pre, MinBlocks>(pr, residual, stream);
+      case 2: return launch_tasks<F4, U, 2, S, Vec, Pre, MinBlocks>(pr, residual, stream);
+      case 1: return launch_tasks<F4, U, 1, S, Vec, Pre, MinBlocks>(pr, residual, stream);
+      default: break;
+    }
+  }
+  KOKKOSSKETCH_THROW_IF(true, "ImplicitALS", "no lockstep task kernel for ", F4,
+                        " chunks per lane and ", G, " lanes per row");
+}
+
+/// Launches the staged task kernel (32 lanes per row) with its ring in dynamic shared memory
+/// (the attributes set once per variant); false (nothing launched) where the device's
+/// per-block shared memory is smaller than the ring.
+template <int F4, int U, int D, Storage S, int MinBlocks>
+bool launch_staged(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
+  constexpr int bytes = LkRing<F4, U, D, S>::block_bytes;
+  int dev = 0, optin = 0;
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(&dev));
+  KOKKOSSKETCH_CHECK_CUDA(
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (optin < bytes) return false;
+  auto kr = lockstep_staged_kernel<F4, U, 32, D, S, true, MinBlocks>;
+  auto ks = lockstep_staged_kernel<F4, U, 32, D, S, false, MinBlocks>;
+  static const bool configured = [&] {  // thread-safe, once per variant
+    for (auto kf : {kr, ks}) {
+      KOKKOSSKETCH_CHECK_CUDA(
+          cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      KOKKOSSKETCH_CHECK_CUDA(cudaFuncSetAttribute(
+          kf, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
+    }
+    return true;
+  }();
+  (void)configured;
+  (residual ? kr : ks)<<<lk_blocks(pr.n_tasks), lk_threads, bytes, stream>>>(pr);
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+  return true;
+}
+
+/// The staged kernel's variant for k > 128 (see lockstep_staged_kernel): about 2 KiB of FP32
+/// rows (1 KiB of FP16/BF16 rows) per stage and warp, D stages (mode 3: 4, or 3 at 513-1024
+/// factors; mode 4: 2). False where it did not launch (k <= 128 included).
+template <Storage S>
+bool launch_staged_f(const LockstepProblem& pr, bool residual, int k4, int mode,
+                     cudaStream_t stream) {
+  const bool deep = mode == 3;
+  if (k4 <= 32) return false;
+  const int per = (k4 + 31) / 32;
+  if (per <= 2) {
+    return deep ? launch_staged<2, 2, 4, S, 3>(pr, residual, stream)
+                : launch_staged<2, 2, 2, S, 3>(pr, residual, stream);
+  }
+  if (per <= 4) {
+    return deep ? launch_staged<4, 1, 4, S, 3>(pr, residual, stream)
+                : launch_staged<4, 1, 2, S, 3>(pr, residual, stream);
+  }
+  return deep ? launch_staged<8, 1, 3, S, 2>(pr, residual, stream)
+              : launch_staged<8, 1, 2, S, 2>(pr, residual, stream);
+}
+
+/// The measured choice of LockstepProblem::row_prefetch = -1 (H200, run H200-64 in
+/// docs/performance.md): the staged kernel with a two-stage ring above 512 factors (FP32) or
+/// above 128 (FP16/BF16 rows), half the lanes per row from 65 to 128 factors, else rows
+/// gathered at each trip's start.
+int lk_default_mode(std::int64_t k, Storage s) {
+  if (k > 512 || (k > 128 && s != Storage::f32)) return 4;
+  if (k > 64 && k <= 128) return 5;
+  return 0;
+}
+
+/// The task kernel's variant for k and pr.row_prefetch (see LockstepProblem): G lanes per row
+/// (the smallest power of two, at most 32, with 4 G >= k; mode 5: half that, at least 8), F4
+/// float4 chunks per lane, U nonzeros per group and trip, rows gathered one trip ahead or not,
+/// the blocks per SM the register cap allows.
 template <Storage S, bool Vec>
 void launch_tasks_f(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
   if (pr.n_tasks == 0) return;
   const int k4 = int((pr.k + 3) / 4);
-  const int mode = pr.row_prefetch >= 0 ? pr.row_prefetch : (pr.k > 512 ? 1 : 0);
-  if (k4 <= 32) {
-    int G = 1;
-    while (G < k4) G <<= 1;
-    if (mode == 0) {
-      launch_tasks<1, 2, S, Vec, false, 3>(pr, residual, G, stream);
+  const int asked = pr.row_prefetch >= 0 ? pr.row_prefetch : lk_default_mode(pr.k, S);
+  if (Vec && (asked == 3 || asked == 4) && launch_staged_f<S>(pr, residual, k4, asked, stream))
+    return;
+  const int mode = asked >= 3 ? (pr.k > 512 ? 1 : 0) : asked;  // the plain kernel's modes
+  int G = 1;
+  while (G < k4 && G < 32) G <<= 1;
+  int F4 = 1;
+  while (F4 * G < k4) F4 <<= 1;  // 1, 2, 4, 8 (k <= 1024)
+  if (asked == 5 && G >= 16 && F4 <= 4) {  // narrow groups: half the lanes, twice the chunks
+    G >>= 1;
+    F4 <<= 1;
+    if (F4 == 2) {
+      launch_tasks_g<2, 2, S, Vec, false, 3>(pr, residual, G, stream);
+    } else if (F4 == 4) {
+      launch_tasks_g<4, 2, S, Vec, false, 1>(pr, residual, G, stream);
     } else {
-      launch_tasks<1, 2, S, Vec, true, 3>(pr, residual, G, stream);
+      launch_tasks_g<8, 1, S, Vec, false, 1>(pr, residual, G, stream);
     }
     return;
   }
-  const int per = (k4 + 31) / 32;  // 2 .. 8 (k <= 1024)
-  if (per <= 2) {
+  if (F4 == 1) {
     if (mode == 0) {
-      launch_tasks<2, 2, S, Vec, false, 3>(pr, residual, 32, stream);
-    } else if (mode == 1) {
-      launch_tasks<2, 2, S, Vec, true, 2>(pr, residual, 32, stream);
+      launch_tasks_g<1, 2, S, Vec, false, 3>(pr, residual, G, stream);
     } else {
-      launch_tasks<2, 1, S, Vec, true, 3>(pr, residual, 32, stream);
+      launch_tasks_g<1, 2, S, Vec, true, 3>(pr, residual, G, stream);
     }
-  } else if (per <= 4) {
+  } else if (F4 == 2) {
     if (mode == 0) {
-      launch_tasks<4, 2, S, Vec, false, 1>(pr, residual, 32, stream);
+      launch_tasks<2, 2, 32, S, Vec, false, 3>(pr, residual, stream);
+    } else if (mode == 1) {
+      launch_tasks<2, 2, 32, S, Vec, true, 2>(pr, residual, stream);
     } else {
-      launch_tasks<4, 2, S, Vec, true, 1>(pr, residual, 32, stream);
+      launch_tasks<2, 1, 32, S, Vec, true, 3>(pr, residual, stream);
+    }
+  } else if (F4 == 4) {
+    if (mode == 0) {
+      launch_tasks<4, 2, 32, S, Vec, false, 1>(pr, residual, stream);
+    } else {
+      launch_tasks<4, 2, 32, S, Vec, true, 1>(pr, residual, stream);
     }
   } else {
     if (mode == 0) {
-      launch_tasks<8, 1, S, Vec, false, 1>(pr, residual, 32, stream);
+      launch_tasks<8, 1, 32, S, Vec, false, 1>(pr, residual, stream);
     } else {
-      launch_tasks<8, 1, S, Vec, true, 1>(pr, residual, 32, stream);
+      launch_tasks<8, 1, 32, S, Vec, true, 1>(pr, residual, stream);
     }
   }
 }

@@ -39,6 +39,15 @@ __device__ __forceinline__ void cp_async16_zfill(void* dst, const void* src, int
   cp_async16_zfill(smem_u32(dst), src, src_bytes);
 }
 
+/// 8 bytes from global `src` to shared `dst` (a shared-state-space address), asynchronously
+/// (cp.async.ca), reading only the first `src_bytes` (0..8) and zero-filling the rest.
+__device__ __forceinline__ void cp_async8_zfill(std::uint32_t dst, const void* src,
+                                                int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
 /// 16 bytes from shared memory at a shared-state-space address.
 __device__ __forceinline__ float4 ld_shared_f4(std::uint32_t addr) {
   float4 v;

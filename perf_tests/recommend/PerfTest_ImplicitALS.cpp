@@ -138,6 +138,18 @@ void bench_als(benchmark::State& state, const std::string& name, const Space& sp
           Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepOneRowApply>(*st.plan, 1);
           return;
         }
+        if (row_mode == 3) {  // staged in shared memory, three trips ahead
+          Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepStagedApply>(*st.plan, 1);
+          return;
+        }
+        if (row_mode == 4) {  // staged, one trip ahead
+          Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepStaged2Apply>(*st.plan, 1);
+          return;
+        }
+        if (row_mode == 5) {  // half the lanes per row
+          Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepNarrowApply>(*st.plan, 1);
+          return;
+        }
       }
 #endif
       (void)row_mode;
@@ -256,6 +268,8 @@ void register_als_space(const Space& space, SizeSet sizes) {
                   // ahead with one nonzero per trip, 7 one trip ahead
     ALSDenseTerm dense;
     bool tf32 = false;  // ALSDenseMath::tf32 (GEMM path)
+    int row_mode = -1;  // CUDA task kernel's mode where storage < 3: 3 staged, 4 staged2,
+                        // 5 narrow
   };
   const ALSDenseTerm both[] = {ALSDenseTerm::per_row, ALSDenseTerm::gemm};
   std::vector<Entry> entries;
@@ -288,6 +302,16 @@ void register_als_space(const Space& space, SizeSet sizes) {
         entries.push_back({ml20m, k, 0, ALSDenseTerm::gemm, true});
       entries.push_back({ml20m, 256, 2, ALSDenseTerm::gemm, true});
       entries.push_back({lastfm, 256, 0, ALSDenseTerm::gemm, true});
+#ifdef KOKKOS_ENABLE_CUDA
+      if (std::is_same<Space, Kokkos::Cuda>::value) {  // the staged task kernel (modes 3, 4)
+        for (int mode : {3, 4, 5}) {
+          for (std::int64_t k : {64, 128, 256, 1024})
+            entries.push_back({ml20m, k, 0, ALSDenseTerm::gemm, true, mode});
+          entries.push_back({ml20m, 256, 2, ALSDenseTerm::gemm, true, mode});
+          entries.push_back({lastfm, 256, 0, ALSDenseTerm::gemm, true, mode});
+        }
+      }
+#endif
     }
   } else if (sizes == SizeSet::full) {
     for (ALSDenseTerm dt : both) {
@@ -325,7 +349,9 @@ void register_als_space(const Space& space, SizeSet sizes) {
                            "implicit_als_generic", "implicit_als_nobucket",
                            "implicit_als_triprows", "implicit_als_onerow",
                            "implicit_als_rowsahead"};
-    const std::string bench = std::string(names[e.storage]) + (e.tf32 ? "_tf32" : "") +
+    const char* mode_names[] = {"_staged", "_staged2", "_narrow"};
+    const char* mode_name = e.row_mode >= 3 ? mode_names[e.row_mode - 3] : "";
+    const std::string bench = std::string(names[e.storage]) + mode_name + (e.tf32 ? "_tf32" : "") +
                               (e.dense == ALSDenseTerm::gemm ? "_gemm" : "") + "_" + e.shape.name;
     const std::string name = bench_name(bench, sp, {{"factors", e.k}, {"cg_steps", als_bench_cg}});
     const AlsShapeCase shape = e.shape;
@@ -334,7 +360,8 @@ void register_als_space(const Space& space, SizeSet sizes) {
     const bool tf32 = e.tf32;
     if (e.storage == 0 || e.storage >= 3) {
       const bool generic = e.storage == 3, no_buckets = e.storage == 4;
-      const int row_mode = e.storage == 5 ? 0 : e.storage == 6 ? 2 : e.storage == 7 ? 1 : -1;
+      const int row_mode =
+          e.storage == 5 ? 0 : e.storage == 6 ? 2 : e.storage == 7 ? 1 : e.row_mode;
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
         bench_als<Space, float>(st, name, space, shape, k, dt, generic, no_buckets, tf32, row_mode);
       }));
@@ -343,8 +370,9 @@ void register_als_space(const Space& space, SizeSet sizes) {
         bench_als<Space, fp16>(st, name, space, shape, k, dt, false);
       }));
     } else {
+      const int row_mode = e.row_mode;
       configure(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-        bench_als<Space, bf16>(st, name, space, shape, k, dt, false, false, tf32);
+        bench_als<Space, bf16>(st, name, space, shape, k, dt, false, false, tf32, row_mode);
       }));
     }
   }

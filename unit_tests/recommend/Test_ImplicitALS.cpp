@@ -545,7 +545,8 @@ TEST(ImplicitALSSegments, TasksCoverEveryNonzero) {
 // to rounding, with tiny chunks so that most rows are split over several tasks (rows of
 // about 12 nonzeros, chunk 3 and 5; also cut at every 7 columns), an empty user and item,
 // a user whose interactions are all 0 (entries without preference), k = 1 (one float per
-// row), 7 and 33 (not multiples of 4), 256, 300, 999 and 1025: the generic mirror (ALSLockstepSegmentedApply) and the
+// row), 7 and 33 (not multiples of 4), 12 and 64 (several lane groups per warp), 256, 300,
+// 999, 1024 and 1025: the generic mirror (ALSLockstepSegmentedApply) and the
 // dispatched phases (ALSLockstepApply: the CUDA kernels on Cuda, k <= 1024) against the
 // generic row-wise phases, after two iterations of 3 CG steps. Float sums in other orders:
 // relative difference <= 1e-4 (FP16 storage: 5e-3). Deterministic data.
@@ -595,29 +596,41 @@ TYPED_TEST(ImplicitALSTest, SegmentedLockstepMatchesRowWise) {
       for (double v : yb) ASSERT_TRUE(std::isfinite(v));
 #ifdef KOKKOS_ENABLE_CUDA
       // The CUDA task kernel's row-gather modes (rows at each trip's start; one trip ahead;
-      // one trip ahead with one nonzero per trip) add the same products in the same order:
-      // equal bit for bit.
+      // one trip ahead with one nonzero per trip; staged in shared memory three trips or one
+      // trip ahead) add the same products in the same order: equal bit for bit.
       if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
-        ImplicitALS<Space, S> c0(Space{}, o), c1(Space{}, o), c2(Space{}, o);
-        for (auto* c : {&c0, &c1, &c2}) {
+        ImplicitALS<Space, S> c0(Space{}, o), c1(Space{}, o), c2(Space{}, o), c3(Space{}, o),
+            c4(Space{}, o);
+        for (auto* c : {&c0, &c1, &c2, &c3, &c4}) {
           c->fit(C, 0);
           Impl::ALSPlanAccess::resegment(*c, chunk, bucket);
         }
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepTripRowsApply>(c0, 2);
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepRowsAheadApply>(c1, 2);
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepOneRowApply>(c2, 2);
-        for (auto* c : {&c0, &c1, &c2}) {
+        Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepStagedApply>(c3, 2);
+        Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepStaged2Apply>(c4, 2);
+        for (auto* c : {&c0, &c1, &c2, &c3, &c4}) {
           EXPECT_EQ(host_factors(c->user_factors()), xb);
           EXPECT_EQ(host_factors(c->item_factors()), yb);
         }
+        // Narrow lane groups (half the lanes per row) split the dots differently: the
+        // generic result to rounding.
+        ImplicitALS<Space, S> n1(Space{}, o);
+        n1.fit(C, 0);
+        Impl::ALSPlanAccess::resegment(n1, chunk, bucket);
+        Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepNarrowApply>(n1, 2);
+        EXPECT_LT(rel_diff(host_factors(n1.user_factors()), xr), tol);
+        EXPECT_LT(rel_diff(host_factors(n1.item_factors()), yr), tol);
       }
 #endif
     }
   };
-  for (std::int64_t k : {1, 7, 33, 256, 300, 999, 1025}) run(float{}, k, 1e-4);
+  for (std::int64_t k : {1, 7, 12, 33, 64, 256, 300, 999, 1024, 1025}) run(float{}, k, 1e-4);
   run(fp16{}, 7, 5e-3);
   run(fp16{}, 260, 5e-3);
   run(bf16{}, 33, 1.5e-2);
+  run(bf16{}, 64, 1.5e-2);
 }
 
 // The loss reported to the callback matches a dense host evaluation and never increases
