@@ -118,6 +118,14 @@ struct LkElem<Storage::bf16> {
   static __device__ __forceinline__ T st(float v) { return to_bf16(v).bits; }
 };
 
+/// Row i of a row-major array of rows of `row_bytes` bytes (< 2^32): a 64-bit index times a
+/// 32-bit stride (two multiply-adds, not the four of a 64-bit by 64-bit product).
+template <class T>
+__device__ __forceinline__ const T* lk_row(const T* base, std::int64_t i, unsigned row_bytes) {
+  return reinterpret_cast<const T*>(reinterpret_cast<const char*>(base) +
+                                    static_cast<std::uint64_t>(i) * row_bytes);
+}
+
 __device__ __forceinline__ float4 lk_zero4() { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
 
 /// Chunk c (factors 4c .. 4c + 3, those < k) of a factor row of Y.
@@ -301,6 +309,7 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
   using E = LkElem<S>;
   using T = typename E::T;
   const T* Y = static_cast<const T*>(pr.Y);
+  const unsigned row_bytes = unsigned(pr.k) * unsigned(sizeof(T));  // k <= 1024
   const int k = int(pr.k), k4 = (k + 3) >> 2;
   constexpr int ngr = 32 / G;
   const int lane = threadIdx.x & 31, gl = lane & (G - 1), grp = lane / G;
@@ -332,7 +341,7 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
       auto gather = [&](const float(&c)[U], const std::int64_t(&i)[U], float4(&y)[U][F4]) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          const T* yrow = Y + i[u] * k;
+          const T* yrow = lk_row(Y, i[u], row_bytes);
 #pragma unroll
           for (int j = 0; j < F4; ++j) {
             const int cc = gl + G * j;
@@ -455,6 +464,7 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
   using R = LkRing<F4, U, D, S>;
   extern __shared__ __align__(16) unsigned char lk_ring[];
   const T* Y = static_cast<const T*>(pr.Y);
+  const unsigned row_bytes = unsigned(pr.k) * unsigned(sizeof(T));  // k <= 1024
   const int k = int(pr.k), k4 = (k + 3) >> 2;
   constexpr int ngr = 32 / G;
   const int lane = threadIdx.x & 31, gl = lane & (G - 1), grp = lane / G;
@@ -487,7 +497,7 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
       auto issue = [&](int st, const float(&c)[U], const std::int64_t(&i)[U]) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          const T* yrow = Y + i[u] * k;
+          const T* yrow = lk_row(Y, i[u], row_bytes);
 #pragma unroll
           for (int j = 0; j < F4; ++j) {
             const int cc = gl + G * j;
