@@ -162,9 +162,6 @@ using ALSLockstepStaged2Apply = ALSLockstepRowModeApply<ExecSpace, S, 4>;
 /// Mode 5: narrow lane groups (half the lanes per row, twice the factors per lane).
 template <class ExecSpace, class S>
 using ALSLockstepNarrowApply = ALSLockstepRowModeApply<ExecSpace, S, 5>;
-/// Mode 6: four nonzeros per lane group and trip (up to 256 factors).
-template <class ExecSpace, class S>
-using ALSLockstepWideApply = ALSLockstepRowModeApply<ExecSpace, S, 6>;
 
 }  // namespace Impl
 }  // namespace KokkosSketch

@@ -796,14 +796,6 @@ void launch_tasks_f(const LockstepProblem& pr, bool residual, cudaStream_t strea
     }
     return;
   }
-  if (asked == 6 && F4 <= 2) {  // four nonzeros per group and trip
-    if (F4 == 1) {
-      launch_tasks_g<1, 4, S, Vec, false, 3>(pr, residual, G, stream);
-    } else {
-      launch_tasks<2, 4, 32, S, Vec, false, 2>(pr, residual, stream);
-    }
-    return;
-  }
   if (F4 == 1) {
     if (mode == 0) {
       launch_tasks_g<1, 2, S, Vec, false, 3>(pr, residual, G, stream);

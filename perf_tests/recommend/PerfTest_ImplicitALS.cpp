@@ -150,10 +150,6 @@ void bench_als(benchmark::State& state, const std::string& name, const Space& sp
           Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepNarrowApply>(*st.plan, 1);
           return;
         }
-        if (row_mode == 6) {  // four nonzeros per group and trip
-          Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepWideApply>(*st.plan, 1);
-          return;
-        }
       }
 #endif
       (void)row_mode;
@@ -273,7 +269,7 @@ void register_als_space(const Space& space, SizeSet sizes) {
     ALSDenseTerm dense;
     bool tf32 = false;  // ALSDenseMath::tf32 (GEMM path)
     int row_mode = -1;  // CUDA task kernel's mode where storage < 3: 3 staged, 4 staged2,
-                        // 5 narrow, 6 wide
+                        // 5 narrow
   };
   const ALSDenseTerm both[] = {ALSDenseTerm::per_row, ALSDenseTerm::gemm};
   std::vector<Entry> entries;
@@ -308,7 +304,7 @@ void register_als_space(const Space& space, SizeSet sizes) {
       entries.push_back({lastfm, 256, 0, ALSDenseTerm::gemm, true});
 #ifdef KOKKOS_ENABLE_CUDA
       if (std::is_same<Space, Kokkos::Cuda>::value) {  // the staged task kernel (modes 3, 4)
-        for (int mode : {3, 4, 5, 6}) {
+        for (int mode : {3, 4, 5}) {
           for (std::int64_t k : {64, 128, 256, 1024})
             entries.push_back({ml20m, k, 0, ALSDenseTerm::gemm, true, mode});
           entries.push_back({ml20m, 256, 2, ALSDenseTerm::gemm, true, mode});
@@ -353,7 +349,7 @@ void register_als_space(const Space& space, SizeSet sizes) {
                            "implicit_als_generic", "implicit_als_nobucket",
                            "implicit_als_triprows", "implicit_als_onerow",
                            "implicit_als_rowsahead"};
-    const char* mode_names[] = {"_staged", "_staged2", "_narrow", "_wide"};
+    const char* mode_names[] = {"_staged", "_staged2", "_narrow"};
     const char* mode_name = e.row_mode >= 3 ? mode_names[e.row_mode - 3] : "";
     const std::string bench = std::string(names[e.storage]) + mode_name + (e.tf32 ? "_tf32" : "") +
                               (e.dense == ALSDenseTerm::gemm ? "_gemm" : "") + "_" + e.shape.name;
