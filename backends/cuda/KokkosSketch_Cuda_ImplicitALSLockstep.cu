@@ -337,15 +337,18 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
           i[u] = tt < e ? __ldg(pr.entries + tt) : 0;
         }
       };
-      // The rows y_i of a trip's nonzeros (zero where the weight is not positive or past e).
+      // The rows y_i of a trip's nonzeros (zero past k). Rows whose weight is not positive,
+      // and row 0 in the places past e, are loaded too, without a predicate per load: their
+      // weight is 0 below and the factors are finite (YtY would carry any NaN to every row).
       auto gather = [&](const float(&c)[U], const std::int64_t(&i)[U], float4(&y)[U][F4]) {
+        (void)c;
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           const T* yrow = lk_row(Y, i[u], row_bytes);
 #pragma unroll
           for (int j = 0; j < F4; ++j) {
             const int cc = gl + G * j;
-            y[u][j] = (c[u] > 0.0f && cc < k4) ? lk_ldy<S, Vec>(yrow, cc, k) : lk_zero4();
+            y[u][j] = cc < k4 ? lk_ldy<S, Vec>(yrow, cc, k) : lk_zero4();
           }
         }
       };
@@ -758,7 +761,7 @@ bool launch_staged_f(const LockstepProblem& pr, bool residual, int k4, int mode,
               : launch_staged<8, 1, 2, S, 2>(pr, residual, stream);
 }
 
-/// The measured choice of LockstepProblem::row_prefetch = -1 (H200, run H200-64 in
+/// The measured choice of LockstepProblem::row_prefetch = -1 (H200, runs H200-68 to H200-72 in
 /// docs/performance.md): the staged kernel with a two-stage ring above 512 factors (FP32) or
 /// above 128 (FP16/BF16 rows), half the lanes per row from 65 to 128 factors, else rows
 /// gathered at each trip's start.
