@@ -100,7 +100,7 @@ struct LockstepProblem {
   /// device, 0 or, above 512 factors, 1); modes 0-4 give the same bits. 5: half the lanes per
   /// row, twice the factors per lane, from 33 to 512 factors (the dots are split otherwise:
   /// the same to rounding). -1 (default): the measured choice, 4 above 512 factors (and above
-  /// 128 for FP16/BF16 rows), 5 from 65 to 128, else 0 (H200, run H200-64 of
+  /// 128 for FP16/BF16 rows), 5 from 65 to 128, else 0 (H200, runs H200-68 to H200-72 of
   /// docs/performance.md).
   int row_prefetch = -1;
 };
