@@ -367,7 +367,8 @@ class ImplicitALS {
 
   /// \brief Replaces the user factors by a copy of `X` (any rows, k columns).
   /// \param [in] X rank-2 View of Storage, rows x factors(), accessible from ExecSpace
-  /// \throws Error (entry "ImplicitALS::set_user_factors") when X has not k columns
+  /// \throws Error (entry "ImplicitALS::set_user_factors") when X has not k columns or holds
+  ///   NaN or Inf (the plan then keeps its factors; the check waits for the copy)
   template <class XView>
   void set_user_factors(const XView& X) try {
     set_factors("ImplicitALS::set_user_factors", X, m_X, "X");
@@ -375,7 +376,8 @@ class ImplicitALS {
     Impl::rethrow_as_error("ImplicitALS::set_user_factors");
   }
   /// \brief Replaces the item factors by a copy of `Y` (any rows, k columns).
-  /// \throws Error (entry "ImplicitALS::set_item_factors") when Y has not k columns
+  /// \throws Error (entry "ImplicitALS::set_item_factors") when Y has not k columns or holds
+  ///   NaN or Inf (the plan then keeps its factors; the check waits for the copy)
   template <class YView>
   void set_item_factors(const YView& Y) try {
     set_factors("ImplicitALS::set_item_factors", Y, m_Y, "Y");
@@ -813,6 +815,10 @@ class ImplicitALS {
                                          std::string("KokkosSketch::ImplicitALS::") + name),
                       src.extent(0), src.extent(1));
     Kokkos::deep_copy(m_space, fresh, src);
+    const std::int64_t bad = Impl::als_count_nonfinite(m_space, fresh);  // waits
+    KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of ", name, " are NaN or Inf (", name,
+                          " is ", src.extent(0), " x ", src.extent(1),
+                          "); the plan keeps its factors");
     dst = fresh;
     reset_workspaces();
   }

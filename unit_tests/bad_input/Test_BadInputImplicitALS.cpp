@@ -101,7 +101,14 @@ TYPED_TEST(BadInputImplicitALS, Members) {
     hd(1) = 3;
     Kokkos::deep_copy(ids_dup, hd);
   }
-  Kokkos::View<float**, Kokkos::LayoutRight, mem> X3("X3", 6, 3), Y4("Y4", 9, 4);
+  Kokkos::View<float**, Kokkos::LayoutRight, mem> X3("X3", 6, 3), Y4("Y4", 9, 4),
+      Xnan("Xnan", 6, 4), Yinf("Yinf", 5, 4);
+  Kokkos::deep_copy(Kokkos::subview(Xnan, 2, 3), std::numeric_limits<float>::quiet_NaN());
+  Kokkos::deep_copy(Kokkos::subview(Yinf, Kokkos::ALL, 0), std::numeric_limits<float>::infinity());
+  Kokkos::View<bf16**, Kokkos::LayoutRight, mem> Ybf("Ybf", 5, 4);
+  Kokkos::deep_copy(Kokkos::subview(Ybf, 4, 1), bf16{0x7fc0});  // a bfloat16 NaN
+  ImplicitALS<Space, bf16> fitted_bf(sp, o);
+  fitted_bf.fit(C, 1);
   const std::string file = std::string("bad_input_als_") + Space::name() + ".model";
   std::vector<BadInputRow> rows = {
       {"ImplicitALS::fit", "parameter", "iterations = -1 must be >= 0",
@@ -142,6 +149,12 @@ TYPED_TEST(BadInputImplicitALS, Members) {
        [&] { fitted.similar_items(0, 0); }},
       {"ImplicitALS::set_user_factors", "extents", "X has 3 columns but the plan has 4 factors",
        [&] { fitted.set_user_factors(X3); }},
+      {"ImplicitALS::set_user_factors", "nonfinite", "1 entries of X are NaN or Inf (X is 6 x 4)",
+       [&] { fitted.set_user_factors(Xnan); }},
+      {"ImplicitALS::set_item_factors", "nonfinite", "5 entries of Y are NaN or Inf (Y is 5 x 4)",
+       [&] { fitted.set_item_factors(Yinf); }},
+      {"ImplicitALS::set_item_factors", "nonfinite", "1 entries of Y are NaN or Inf",
+       [&] { fitted_bf.set_item_factors(Ybf); }},
       {"ImplicitALS::iterate", "extents", "do not match the fitted matrix",
        [&] { ImplicitALS<Space> a(sp, o); a.fit(C, 0); a.set_item_factors(Y4); a.iterate(1); }},
       {"ImplicitALS::recommend", "message", "filter_liked needs the interaction matrix",
@@ -149,6 +162,10 @@ TYPED_TEST(BadInputImplicitALS, Members) {
       {"ImplicitALS::load", "message", "cannot open", [&] { empty.load(file + ".missing"); }},
   };
   TestUtil::run_bad_input_table(rows);
+  // The rejected factors were not taken: the plans still hold their finite factors.
+  EXPECT_EQ(Impl::als_count_nonfinite(sp, fitted.user_factors()), 0);
+  EXPECT_EQ(Impl::als_count_nonfinite(sp, fitted.item_factors()), 0);
+  EXPECT_EQ(Impl::als_count_nonfinite(sp, fitted_bf.item_factors()), 0);
 }
 
 }  // namespace
