@@ -301,6 +301,28 @@ __device__ __forceinline__ void lk_finish(const LockstepProblem& pr, std::int64_
   if (lane == 0) pr.rs[row] = rr;
 }
 
+/// The task kernels' walk (every lane of the warp calls it): warp-strided over the tasks, then
+/// over each task's rows; body(row, slot, rs, b, e) for every active row (rs > 0 in the
+/// residual phase, rs > lk_tiny in a step), with [b, e) the nonzeros this task takes of it
+/// (the whole row in a packed task, the segment in a split row's task, slot >= 0).
+template <bool Residual, class Body>
+__device__ __forceinline__ void lk_for_each_row(const LockstepProblem& pr, Body&& body) {
+  const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::int64_t q = warp0; q < pr.n_tasks; q += nwarps) {
+    const std::int64_t* tk = pr.tasks + 5 * q;
+    const std::int64_t row0 = __ldg(tk), row1 = __ldg(tk + 1), t0 = __ldg(tk + 2),
+                       t1 = __ldg(tk + 3), slot = __ldg(tk + 4);
+    for (std::int64_t row = row0; row < row1; ++row) {
+      const float rs = pr.rs[row];  // uniform over the warp
+      if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
+      const std::int64_t b = slot >= 0 ? t0 : __ldg(pr.row_map + row);
+      const std::int64_t e = slot >= 0 ? t1 : __ldg(pr.row_map + row + 1);
+      body(row, slot, rs, b, e);
+    }
+  }
+}
+
 /// The task kernel (see the file comment). G lanes per group, F4 float4 chunks per lane, U
 /// nonzeros per group and trip.
 template <int F4, int U, int G, Storage S, bool Vec, bool Residual, bool Pre, int MinBlocks>
@@ -313,99 +335,89 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
   const int k = int(pr.k), k4 = (k + 3) >> 2;
   constexpr int ngr = 32 / G;
   const int lane = threadIdx.x & 31, gl = lane & (G - 1), grp = lane / G;
-  const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
-  for (std::int64_t q = warp0; q < pr.n_tasks; q += nwarps) {
-    const std::int64_t* tk = pr.tasks + 5 * q;
-    const std::int64_t row0 = __ldg(tk), row1 = __ldg(tk + 1), t0 = __ldg(tk + 2),
-                       t1 = __ldg(tk + 3), slot = __ldg(tk + 4);
-    for (std::int64_t row = row0; row < row1; ++row) {
-      const float rs = pr.rs[row];  // uniform over the warp
-      if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
-      const std::int64_t b = slot >= 0 ? t0 : __ldg(pr.row_map + row);
-      const std::int64_t e = slot >= 0 ? t1 : __ldg(pr.row_map + row + 1);
-      float4 v[F4], acc[F4];
-      lk_row_vectors<F4, G, Vec, Residual>(pr, row, gl, v, acc);
-      const std::int64_t per_trip = std::int64_t(U) * ngr;
-      // The confidences and column indices of a trip are loaded one trip ahead (both at once),
-      // so a trip's row gathers issue at its start instead of after two dependent loads.
-      auto fetch = [&](std::int64_t t, float(&c)[U], std::int64_t(&i)[U]) {
+  lk_for_each_row<Residual>(pr, [&](std::int64_t row, std::int64_t slot, float rs,
+                                     std::int64_t b, std::int64_t e) {
+    float4 v[F4], acc[F4];
+    lk_row_vectors<F4, G, Vec, Residual>(pr, row, gl, v, acc);
+    const std::int64_t per_trip = std::int64_t(U) * ngr;
+    // The confidences and column indices of a trip are loaded one trip ahead (both at once),
+    // so a trip's row gathers issue at its start instead of after two dependent loads.
+    auto fetch = [&](std::int64_t t, float(&c)[U], std::int64_t(&i)[U]) {
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const std::int64_t tt = t + std::int64_t(u) * ngr + grp;
-          c[u] = tt < e ? __ldg(pr.conf + tt) : 0.0f;
-          i[u] = tt < e ? __ldg(pr.entries + tt) : 0;
-        }
-      };
-      // The rows y_i of a trip's nonzeros (zero past k). Rows whose weight is not positive,
-      // and row 0 in the places past e, are loaded too, without a predicate per load: their
-      // weight is 0 below and the factors are finite (YtY would carry any NaN to every row).
-      auto gather = [&](const float(&c)[U], const std::int64_t(&i)[U], float4(&y)[U][F4]) {
-        (void)c;
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const T* yrow = lk_row(Y, i[u], row_bytes);
-#pragma unroll
-          for (int j = 0; j < F4; ++j) {
-            const int cc = gl + G * j;
-            y[u][j] = cc < k4 ? lk_ldy<S, Vec>(yrow, cc, k) : lk_zero4();
-          }
-        }
-      };
-      float cu[U], cn[U];
-      std::int64_t iu[U], in[U];
-      float4 y[U][F4];
-      fetch(b, cu, iu);
-      if (Pre) {  // rows one trip ahead: trip t's rows were issued during trip t - 1
-        gather(cu, iu, y);
-        fetch(b + per_trip, cn, in);
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t tt = t + std::int64_t(u) * ngr + grp;
+        c[u] = tt < e ? __ldg(pr.conf + tt) : 0.0f;
+        i[u] = tt < e ? __ldg(pr.entries + tt) : 0;
       }
-      for (std::int64_t t = b; t < e; t += per_trip) {  // uniform trip count
-        float4 yn[U][F4];
-        float cnn[U];
-        std::int64_t inn[U];
-        if (Pre) {
-          gather(cn, in, yn);  // the next trip's rows (none past e: their weights are 0)
-          fetch(t + 2 * per_trip, cnn, inn);
-        } else {
-          gather(cu, iu, y);
-          fetch(t + per_trip, cn, in);
-        }
-        float d[U];
+    };
+    // The rows y_i of a trip's nonzeros (zero past k). Rows whose weight is not positive,
+    // and row 0 in the places past e, are loaded too, without a predicate per load: their
+    // weight is 0 below and the factors are finite (YtY would carry any NaN to every row).
+    auto gather = [&](const float(&c)[U], const std::int64_t(&i)[U], float4(&y)[U][F4]) {
+      (void)c;
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          d[u] = 0.0f;
+      for (int u = 0; u < U; ++u) {
+        const T* yrow = lk_row(Y, i[u], row_bytes);
 #pragma unroll
-          for (int j = 0; j < F4; ++j) d[u] = lk_dot4(y[u][j], v[j], d[u]);
-        }
-#pragma unroll
-        for (int o = G >> 1; o > 0; o >>= 1) {
-#pragma unroll
-          for (int u = 0; u < U; ++u) d[u] += __shfl_xor_sync(lk_full, d[u], o);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const float c = cu[u];
-          const float wgt =
-              c > 0.0f ? (Residual ? c - (c - 1.0f) * d[u] : (c - 1.0f) * d[u]) : 0.0f;
-#pragma unroll
-          for (int j = 0; j < F4; ++j) acc[j] = lk_axpy4(wgt, y[u][j], acc[j]);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          cu[u] = cn[u];
-          iu[u] = in[u];
-          if (Pre) {
-            cn[u] = cnn[u];
-            in[u] = inn[u];
-#pragma unroll
-            for (int j = 0; j < F4; ++j) y[u][j] = yn[u][j];
-          }
+        for (int j = 0; j < F4; ++j) {
+          const int cc = gl + G * j;
+          y[u][j] = cc < k4 ? lk_ldy<S, Vec>(yrow, cc, k) : lk_zero4();
         }
       }
-      lk_finish<F4, G, Vec, Residual>(pr, row, slot, rs, v, acc, lane);
+    };
+    float cu[U], cn[U];
+    std::int64_t iu[U], in[U];
+    float4 y[U][F4];
+    fetch(b, cu, iu);
+    if (Pre) {  // rows one trip ahead: trip t's rows were issued during trip t - 1
+      gather(cu, iu, y);
+      fetch(b + per_trip, cn, in);
     }
-  }
+    for (std::int64_t t = b; t < e; t += per_trip) {  // uniform trip count
+      float4 yn[U][F4];
+      float cnn[U];
+      std::int64_t inn[U];
+      if (Pre) {
+        gather(cn, in, yn);  // the next trip's rows (none past e: their weights are 0)
+        fetch(t + 2 * per_trip, cnn, inn);
+      } else {
+        gather(cu, iu, y);
+        fetch(t + per_trip, cn, in);
+      }
+      float d[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        d[u] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < F4; ++j) d[u] = lk_dot4(y[u][j], v[j], d[u]);
+      }
+#pragma unroll
+      for (int o = G >> 1; o > 0; o >>= 1) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) d[u] += __shfl_xor_sync(lk_full, d[u], o);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float c = cu[u];
+        const float wgt =
+            c > 0.0f ? (Residual ? c - (c - 1.0f) * d[u] : (c - 1.0f) * d[u]) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < F4; ++j) acc[j] = lk_axpy4(wgt, y[u][j], acc[j]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        cu[u] = cn[u];
+        iu[u] = in[u];
+        if (Pre) {
+          cn[u] = cnn[u];
+          in[u] = inn[u];
+#pragma unroll
+          for (int j = 0; j < F4; ++j) y[u][j] = yn[u][j];
+        }
+      }
+    }
+    lk_finish<F4, G, Vec, Residual>(pr, row, slot, rs, v, acc, lane);
+  });
 }
 
 /// Shared-memory ring of the staged task kernel, per warp: D stages, each holding what one
@@ -472,93 +484,83 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
   constexpr int ngr = 32 / G;
   const int lane = threadIdx.x & 31, gl = lane & (G - 1), grp = lane / G;
   unsigned char* ring = lk_ring + (threadIdx.x >> 5) * R::warp_bytes;
-  const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
   const std::int64_t per_trip = std::int64_t(U) * ngr;
-  for (std::int64_t q = warp0; q < pr.n_tasks; q += nwarps) {
-    const std::int64_t* tk = pr.tasks + 5 * q;
-    const std::int64_t row0 = __ldg(tk), row1 = __ldg(tk + 1), t0 = __ldg(tk + 2),
-                       t1 = __ldg(tk + 3), slot = __ldg(tk + 4);
-    for (std::int64_t row = row0; row < row1; ++row) {
-      const float rs = pr.rs[row];  // uniform over the warp
-      if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
-      const std::int64_t b = slot >= 0 ? t0 : __ldg(pr.row_map + row);
-      const std::int64_t e = slot >= 0 ? t1 : __ldg(pr.row_map + row + 1);
-      float4 v[F4], acc[F4];
-      lk_row_vectors<F4, G, true, Residual>(pr, row, gl, v, acc);
-      const std::int64_t trips = (e - b + per_trip - 1) / per_trip;
-      // The confidences and column indices of trip s (0 past e).
-      auto fetch = [&](std::int64_t s, float(&c)[U], std::int64_t(&i)[U]) {
+  lk_for_each_row<Residual>(pr, [&](std::int64_t row, std::int64_t slot, float rs,
+                                     std::int64_t b, std::int64_t e) {
+    float4 v[F4], acc[F4];
+    lk_row_vectors<F4, G, true, Residual>(pr, row, gl, v, acc);
+    const std::int64_t trips = (e - b + per_trip - 1) / per_trip;
+    // The confidences and column indices of trip s (0 past e).
+    auto fetch = [&](std::int64_t s, float(&c)[U], std::int64_t(&i)[U]) {
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const std::int64_t tt = b + s * per_trip + std::int64_t(u) * ngr + grp;
-          c[u] = tt < e ? __ldg(pr.conf + tt) : 0.0f;
-          i[u] = tt < e ? __ldg(pr.entries + tt) : 0;
-        }
-      };
-      // A trip's rows into stage st (zeros for weights <= 0, past e and past k).
-      auto issue = [&](int st, const float(&c)[U], const std::int64_t(&i)[U]) {
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const T* yrow = lk_row(Y, i[u], row_bytes);
-#pragma unroll
-          for (int j = 0; j < F4; ++j) {
-            const int cc = gl + G * j;
-            const bool ok = c[u] > 0.0f && cc < k4;
-            lk_stage_chunk<S>(R::row(ring, st, u, j, lane), ok ? yrow + 4 * cc : Y, ok);
-          }
-          *R::conf(ring, st, u, lane) = c[u];
-        }
-      };
-      {  // the first D - 1 trips (their index loads all at once)
-        float cp[D - 1][U];
-        std::int64_t ip[D - 1][U];
-#pragma unroll
-        for (int s = 0; s < D - 1; ++s) fetch(s, cp[s], ip[s]);
-#pragma unroll
-        for (int s = 0; s < D - 1; ++s) {
-          if (s < trips) issue(s, cp[s], ip[s]);
-          Ptx::cp_async_commit();  // a group per trip, empty or not: wait_group counts trips
-        }
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t tt = b + s * per_trip + std::int64_t(u) * ngr + grp;
+        c[u] = tt < e ? __ldg(pr.conf + tt) : 0.0f;
+        i[u] = tt < e ? __ldg(pr.entries + tt) : 0;
       }
-      float cn[U];
-      std::int64_t in[U];
-      fetch(D - 1, cn, in);
-      int st = 0;  // the stage of trip t; trip t + D - 1 goes to the one before it
-      for (std::int64_t t = 0; t < trips; ++t) {  // uniform trip count
-        if (t + D - 1 < trips) issue(st == 0 ? D - 1 : st - 1, cn, in);
-        Ptx::cp_async_commit();
-        fetch(t + D, cn, in);
-        Ptx::cp_async_wait<D - 1>();  // this lane's copies of trip t have landed
-        float4 y[U][F4];
-        float d[U];
+    };
+    // A trip's rows into stage st (zeros for weights <= 0, past e and past k).
+    auto issue = [&](int st, const float(&c)[U], const std::int64_t(&i)[U]) {
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          d[u] = 0.0f;
+      for (int u = 0; u < U; ++u) {
+        const T* yrow = lk_row(Y, i[u], row_bytes);
 #pragma unroll
-          for (int j = 0; j < F4; ++j) {
-            y[u][j] = lk_staged<S>(R::row(ring, st, u, j, lane));
-            d[u] = lk_dot4(y[u][j], v[j], d[u]);
-          }
+        for (int j = 0; j < F4; ++j) {
+          const int cc = gl + G * j;
+          const bool ok = c[u] > 0.0f && cc < k4;
+          lk_stage_chunk<S>(R::row(ring, st, u, j, lane), ok ? yrow + 4 * cc : Y, ok);
         }
-#pragma unroll
-        for (int o = G >> 1; o > 0; o >>= 1) {
-#pragma unroll
-          for (int u = 0; u < U; ++u) d[u] += __shfl_xor_sync(lk_full, d[u], o);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const float c = *R::conf(ring, st, u, lane);
-          const float wgt =
-              c > 0.0f ? (Residual ? c - (c - 1.0f) * d[u] : (c - 1.0f) * d[u]) : 0.0f;
-#pragma unroll
-          for (int j = 0; j < F4; ++j) acc[j] = lk_axpy4(wgt, y[u][j], acc[j]);
-        }
-        st = st + 1 == D ? 0 : st + 1;
+        *R::conf(ring, st, u, lane) = c[u];
       }
-      lk_finish<F4, G, true, Residual>(pr, row, slot, rs, v, acc, lane);
+    };
+    {  // the first D - 1 trips (their index loads all at once)
+      float cp[D - 1][U];
+      std::int64_t ip[D - 1][U];
+#pragma unroll
+      for (int s = 0; s < D - 1; ++s) fetch(s, cp[s], ip[s]);
+#pragma unroll
+      for (int s = 0; s < D - 1; ++s) {
+        if (s < trips) issue(s, cp[s], ip[s]);
+        Ptx::cp_async_commit();  // a group per trip, empty or not: wait_group counts trips
+      }
     }
-  }
+    float cn[U];
+    std::int64_t in[U];
+    fetch(D - 1, cn, in);
+    int st = 0;  // the stage of trip t; trip t + D - 1 goes to the one before it
+    for (std::int64_t t = 0; t < trips; ++t) {  // uniform trip count
+      if (t + D - 1 < trips) issue(st == 0 ? D - 1 : st - 1, cn, in);
+      Ptx::cp_async_commit();
+      fetch(t + D, cn, in);
+      Ptx::cp_async_wait<D - 1>();  // this lane's copies of trip t have landed
+      float4 y[U][F4];
+      float d[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        d[u] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < F4; ++j) {
+          y[u][j] = lk_staged<S>(R::row(ring, st, u, j, lane));
+          d[u] = lk_dot4(y[u][j], v[j], d[u]);
+        }
+      }
+#pragma unroll
+      for (int o = G >> 1; o > 0; o >>= 1) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) d[u] += __shfl_xor_sync(lk_full, d[u], o);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float c = *R::conf(ring, st, u, lane);
+        const float wgt =
+            c > 0.0f ? (Residual ? c - (c - 1.0f) * d[u] : (c - 1.0f) * d[u]) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < F4; ++j) acc[j] = lk_axpy4(wgt, y[u][j], acc[j]);
+      }
+      st = st + 1 == D ? 0 : st + 1;
+    }
+    lk_finish<F4, G, true, Residual>(pr, row, slot, rs, v, acc, lane);
+  });
 }
 
 /// Block sum of one value per thread (lk_threads): warp butterflies, then every thread adds
