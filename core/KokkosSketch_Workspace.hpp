@@ -72,6 +72,24 @@ struct WorkspaceKey<Kokkos::Cuda> {
 };
 #endif
 
+/// \brief A View of type `ViewType` with `layout` over the (space, tag) workspace
+/// (WorkspaceCache of the space's memory space, WorkspaceKey of the instance): unmanaged, so
+/// it stays valid only until the next workspace_view() or WorkspaceCache::get() of the same
+/// instance and tag asks for more bytes. The contents are whatever the last user left.
+/// \param [in] space the instance whose work will use the View (its stream on CUDA)
+/// \param [in] tag the buffer's name; one call must not take two Views of one tag
+/// \param [in] layout the extents (and strides, for LayoutStride)
+template <class ViewType, class ExecSpace>
+ViewType workspace_view(const ExecSpace& space, const std::string& tag,
+                        const typename ViewType::array_layout& layout) {
+  using value_t = typename ViewType::non_const_value_type;
+  using mem_t = typename ExecSpace::memory_space;
+  const ViewType probe(static_cast<value_t*>(nullptr), layout);
+  const std::size_t bytes = probe.span() * sizeof(value_t);
+  void* p = WorkspaceCache<mem_t>::get(WorkspaceKey<ExecSpace>::get(space), tag, bytes);
+  return ViewType(static_cast<value_t*>(p), layout);
+}
+
 }  // namespace Impl
 }  // namespace KokkosSketch
 

@@ -162,6 +162,7 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
   std::unique_ptr<KI::DenseLA<ExecSpace, double>> la64;
   std::unique_ptr<ortho_t> ortho;
   KI::LocalOutcome outcome = KI::run_local(f, [&] {
+    KI::ScopedRegion step("Distributed::randomized_svd::setup");
     KI::check_enum(f, "opts.projection", opts.projection);
     KI::check_enum(f, "opts.qr", opts.qr);
     KI::check_enum(f, "opts.small_svd", opts.small_svd);
@@ -274,12 +275,14 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
   const auto A_r = A.local();
   // Q = orth(Y) over the ranks, through the FP64 copy X.
   const auto orthonormalize_Y = [&](const KI::LocalOutcome& before, const char* what) {
+    KI::ScopedRegion step("Distributed::randomized_svd::orthonormalize");
     KI::drsvd_cholesky_qr(c, *la64, X, G, hG, n, shifted, before, what);
     if (nr > 0) KI::convert_entries(space, X, Y);
   };
 
   // 1. Y_r = A_r Omega, 2. Q = orth(Y).
   outcome = KI::run_local(f, [&] {
+    KI::ScopedRegion step("Distributed::randomized_svd::sketch");
     if (nr > 0) {
       la.gemm("N", "N", scalar_t(1), A_r, Omega, scalar_t(0), Y);
       if (opts.check_finite) {
@@ -294,6 +297,7 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
 
   // 3. Power iterations: Z = orth(A^T Q) on every rank, Q = orth(A Z) over the ranks.
   for (int it = 0; it < q; ++it) {
+    KI::ScopedRegion step("Distributed::randomized_svd::power_iteration");
     KI::drsvd_allreduce(c, Z, hZ, KI::LocalOutcome{}, [&](const mat_t& Zr) {
       if (nr > 0)
         la.gemm("T", "N", scalar_t(1), A_r, Y, scalar_t(0), Zr);
@@ -311,15 +315,19 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
   }
 
   // 4. B^T = A^T Q (d x k) over the ranks.
-  KI::drsvd_allreduce(c, Z, hZ, KI::LocalOutcome{}, [&](const mat_t& Zr) {
-    if (nr > 0)
-      la.gemm("T", "N", scalar_t(1), A_r, Y, scalar_t(0), Zr);
-    else
-      Kokkos::deep_copy(space, Zr, scalar_t(0));
-  });
+  {
+    KI::ScopedRegion step("Distributed::randomized_svd::project");
+    KI::drsvd_allreduce(c, Z, hZ, KI::LocalOutcome{}, [&](const mat_t& Zr) {
+      if (nr > 0)
+        la.gemm("T", "N", scalar_t(1), A_r, Y, scalar_t(0), Zr);
+      else
+        Kokkos::deep_copy(space, Zr, scalar_t(0));
+    });
+  }
 
   // 5. The small SVD on every rank (the same input, the same factors), then U_r, sigma, V.
   outcome = KI::run_local(f, [&] {
+    KI::ScopedRegion step("Distributed::randomized_svd::small_svd_and_lift");
     la.gesvd(Z, Sk, Ub, VT,
              opts.svd_algorithm == SvdAlgorithm::qr_iteration ? KI::SvdDriver::qr_iteration
                                                                : KI::SvdDriver::automatic);

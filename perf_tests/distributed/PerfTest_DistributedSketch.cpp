@@ -23,7 +23,10 @@
 //   nccl_allreduce/float_result   ncclAllReduce(SUM) of the k x d float result (what the plain
 //                                 reduction moves): the baseline;
 //   nccl_allreduce/repro_bytes    ncclAllReduce(MAX) of k d int32, then (SUM) of 3 k d int64
-//                                 (what the reproducible reduction moves: 28 k d bytes).
+//                                 (what the reproducible reduction moves: 28 k d bytes);
+//   nccl_allreduce/same_bytes     one ncclAllReduce(SUM) of the exact-term reduction's bytes
+//                                 (4 d + 28 k d: column exponents, NaN marks, digits) as int32:
+//                                 the same bytes in a single call, the reproducible target's.
 // Time per iteration: the slowest rank's (MPI_Barrier, time, MPI_Allreduce MAX), manual time.
 // Counters: rows/s (n per second over all ranks), GB/s of A read (n d 4 bytes).
 // Sizes: KOKKOSSKETCH_BENCH_SIZES=small (default) or full (on a device space the full set is
@@ -303,6 +306,14 @@ void register_space() {
         KokkosSketch::Impl::nccl_allreduce_in_place("perf", Space(), p.A->comm(), dg.data(),
                                                     std::size_t(3 * kd),
                                                     KokkosSketch::Impl::NcclOp::sum);
+      });
+    });    reg("nccl_allreduce/" + sp + "/same_bytes" + shape, [=](benchmark::State& st) {
+      auto& p = problem<Space>(rn, cs.d, cs.k);
+      const std::size_t words = std::size_t(cs.d + 7 * kd);  // 4 d + 28 k d bytes
+      const Kokkos::View<int*, mem> buf("KokkosSketch::perf::nccl_same_bytes", words);
+      run(st, rn, cs.d, [&] {
+        KokkosSketch::Impl::nccl_allreduce_in_place("perf", Space(), p.A->comm(), buf.data(),
+                                                    words, KokkosSketch::Impl::NcclOp::sum);
       });
     });
   }

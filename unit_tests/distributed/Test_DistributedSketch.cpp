@@ -371,4 +371,57 @@ TYPED_TEST(DistributedSketch, NonFiniteOnOneRankEveryTransport) {
   }
 }
 
+// The reproducible reductions keep their exponents, digits, partials and result in the
+// instance's workspace (grow-only, reused by the next call): a small call, a larger one that
+// grows every buffer, and the small one again give the exact sums (CountSketch, exact terms;
+// entries multiples of 2^-20, so the reference is float(exact sum)) and the same bits as the
+// first call (Gaussian sketch, block partials), whatever the transport.
+TYPED_TEST(DistributedSketch, ReproducibleWorkspaceReuse) {
+  using Space = TypeParam;
+  using y_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
+  const int P = world_size(), rank = world_rank();
+  const std::int64_t n = 300;
+  const auto counts = row_split(2, n, P);
+  std::int64_t o = 0;
+  for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+  const std::int64_t m = counts[std::size_t(rank)];
+  struct Shape {
+    std::int64_t k, d;
+  };
+  const Shape shapes[3] = {{3, 5}, {40, 9}, {3, 5}};
+  for (const auto t : explicit_transports<Space>()) {
+    std::vector<double> gaussian_first;
+    for (int call = 0; call < 3; ++call) {
+      const std::int64_t k = shapes[call].k, d = shapes[call].d;
+      std::vector<double> a(std::size_t(n * d));
+      for (std::size_t i = 0; i < a.size(); ++i)
+        a[i] = double(std::int64_t((i * 2654435761u) % 8000000u) - 4000000) * 0x1p-20;
+      const auto local = rows_view<float, Space, Kokkos::LayoutRight>(a, d, o, m);
+      const Distributed::RowDistributedMatrix<decltype(local)> A(local, o, n, d,
+                                                                 MPI_COMM_WORLD);
+      Distributed::DistributedOptions dopts;
+      dopts.transport = t;
+      dopts.block_rows = 32;
+      const CountSketchOp S(CountSketchDist{k, n}, RNGState(21));
+      std::vector<double> exact(std::size_t(k * d), 0.0);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t c = 0; c < d; ++c)
+          exact[std::size_t(S.bucket(j) * d + c)] += S.sign(j) * a[std::size_t(j * d + c)];
+      y_t Y("Y", k, d);
+      Distributed::count_sketch(Space(), S, A, Y, {}, dopts);
+      const auto got = to_host(Y);
+      for (std::size_t e = 0; e < exact.size(); ++e)
+        EXPECT_EQ(got[e], double(float(exact[e])))
+            << "count sketch entry " << e << ", call " << call << ", " << transport_name(t);
+      const GaussianSketchOp G(GaussianSketchDist{k, n}, RNGState(22));
+      y_t Yg("Yg", k, d);
+      Distributed::gaussian_sketch(Space(), G, A, Yg, {}, dopts);
+      if (call == 0) gaussian_first = to_host(Yg);
+      if (call == 2)
+        EXPECT_TRUE(same_bits(to_host(Yg), gaussian_first))
+            << "Gaussian sketch after a larger call, " << transport_name(t);
+    }
+  }
+}
+
 }  // namespace

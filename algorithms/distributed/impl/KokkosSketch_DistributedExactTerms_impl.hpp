@@ -20,6 +20,7 @@
 #include <KokkosSketch_DistributedMatrix.hpp>
 #include <KokkosSketch_DistributedOptions.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Workspace.hpp>
 #include <impl/KokkosSketch_DistributedComm_impl.hpp>
 #include <impl/KokkosSketch_DistributedNccl_impl.hpp>
 #include <impl/KokkosSketch_DistributedSketch_impl.hpp>
@@ -338,17 +339,18 @@ void distributed_exact_terms(const char* f, const ExecSpace& space, const Op& S,
   LocalOutcome outcome = run_local(f, [&] {
     nccl = use_nccl<ExecSpace>(f, dopts.transport);
     if (nccl) nccl_prepare(f, space, comm);
-    const auto alloc = [&](const std::string& label) {
-      return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label);
-    };
-    result = y_buffer(alloc("KokkosSketch::Distributed::result"), std::size_t(k), std::size_t(d));
-    Ec = c_view(alloc("KokkosSketch::Distributed::column_exponents"), std::size_t(d));
-    Ex = e_view(alloc("KokkosSketch::Distributed::exponents"), std::size_t(k), std::size_t(d));
+    // Y itself where NCCL can write it in place, otherwise a workspace buffer; the exponents
+    // and digits in the instance's workspace too: a warm call allocates and frees no device
+    // memory (cudaFree would wait for the device).
+    result_buffers<ExecSpace>(f, space, dopts.transport, Y, k, d, result, h_result);
+    Ec = workspace_view<c_view>(space, "distributed[column_exponents]",
+                                typename c_view::array_layout(std::size_t(d)));
+    Ex = workspace_view<e_view>(space, "distributed[exponents]",
+                                typename e_view::array_layout(std::size_t(k), std::size_t(d)));
     const Kokkos::LayoutStride planes{std::size_t(k), std::size_t(d), std::size_t(d), 1,
                                       std::size_t(repro_digits), std::size_t(k * d)};
-    Dg = d_view(alloc("KokkosSketch::Distributed::digits"), planes);
+    Dg = workspace_view<d_view>(space, "distributed[digits]", planes);
     if (!nccl) {
-      h_result = Kokkos::create_mirror_view(result);
       h_Ec = Kokkos::create_mirror_view(Ec);
       h_Ex = Kokkos::create_mirror_view(Ex);
       h_Dg = Kokkos::create_mirror_view(Dg);
@@ -375,9 +377,8 @@ void distributed_exact_terms(const char* f, const ExecSpace& space, const Op& S,
       add_terms(Ec, Ex, Dg);
     });
     agree(comm, f, outcome);
-    nccl_allreduce_in_place(f, space, comm, Ex.data(), std::size_t(k * d), NcclOp::max);
-    nccl_allreduce_in_place(f, space, comm, Dg.data(), std::size_t(k * d * repro_digits),
-                            NcclOp::sum);
+    nccl_allreduce_pair(f, space, comm, Ex.data(), std::size_t(k * d), NcclOp::max, Dg.data(),
+                        std::size_t(k * d * repro_digits), NcclOp::sum);
     const LocalOutcome rounding =
         run_local(f, [&] { digits_to_values(space, result, Ex, Dg, k, d, scale); });
     finish_distributed(f, space, comm, result, h_result, Y, check_finite, true, rounding);
@@ -418,9 +419,8 @@ void distributed_count_sketch_terms(const char* f, const ExecSpace& space,
   distributed_exact_terms(
       f, space, S, A, Y, dopts, check_finite, 1.0,
       [&] {
-        H = h_view(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                      "KokkosSketch::Distributed::draws"),
-                   std::size_t(nr));
+        H = workspace_view<h_view>(space, "distributed[draws]",
+                                   typename h_view::array_layout(std::size_t(nr)));
         if (nr > 0) count_sketch_draws(space, S, H, o, nr);
       },
       [&](const auto& Ec, const auto& Ex, const auto& Dg) {

@@ -73,7 +73,7 @@ void distributed_sketch_crs(const char* f, const ExecSpace& space, const Op& S,
   y_buffer result;
   typename y_buffer::HostMirror h_result;
   LocalOutcome outcome = run_local(f, [&] {
-    result_buffers<ExecSpace>(f, dopts.transport, Y, k, d, result, h_result);
+    result_buffers<ExecSpace>(f, space, dopts.transport, Y, k, d, result, h_result);
   });
 
   bool on_device = false;  // the reduced result already in `result` (NCCL)

@@ -16,6 +16,7 @@
 #include <KokkosSketch_DistributedMatrix.hpp>
 #include <KokkosSketch_DistributedOptions.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Workspace.hpp>
 #include <impl/KokkosSketch_DistributedBlocks_spec.hpp>
 #include <impl/KokkosSketch_DistributedComm_impl.hpp>
 #include <impl/KokkosSketch_DistributedNccl_impl.hpp>
@@ -182,10 +183,11 @@ void digits_to_values(const ExecSpace& space, const RView& R, const EView& Ex, c
       });
 }
 
-/// \brief The device buffers of one reproducible reduction, returned to the caller: with
-/// NCCL, kernels and all-reduces on the instance's stream still use them when
-/// reproducible_reduce returns, so they must outlive them (until finish_distributed's fence:
-/// freeing device memory earlier would wait for the device).
+/// \brief The device buffers of one reproducible reduction (views of the instance's
+/// workspace, workspace_view: a warm call allocates and frees no device memory), returned to
+/// the caller with the transport's outcome: with NCCL, kernels and all-reduces on the
+/// instance's stream still use them when reproducible_reduce returns (until
+/// finish_distributed's fence).
 template <class Scalar, class MemSpace>
 struct ReproducibleBuffers {
   /// The owned blocks' k x d partials.
@@ -235,14 +237,14 @@ ReproducibleBuffers<Scalar, typename ExecSpace::memory_space> reproducible_reduc
   LocalOutcome outcome = run_local(f, [&] {
     nccl = use_nccl<ExecSpace>(f, transport);
     if (nccl) nccl_prepare(f, space, comm);
-    const auto alloc = [](const std::string& label) {
-      return Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
-    };
-    partials = p_view(alloc("KokkosSketch::Distributed::partials"), std::size_t(n_blocks),
-                      std::size_t(k), std::size_t(d));
-    expo = e_view(alloc("KokkosSketch::Distributed::exponents"), std::size_t(k), std::size_t(d));
-    digits = d_view(alloc("KokkosSketch::Distributed::digits"), std::size_t(k), std::size_t(d),
-                    std::size_t(repro_digits));
+    partials = workspace_view<p_view>(
+        space, "distributed[partials]",
+        typename p_view::array_layout(std::size_t(n_blocks), std::size_t(k), std::size_t(d)));
+    expo = workspace_view<e_view>(space, "distributed[exponents]",
+                                  typename e_view::array_layout(std::size_t(k), std::size_t(d)));
+    digits = workspace_view<d_view>(
+        space, "distributed[digits]",
+        typename d_view::array_layout(std::size_t(k), std::size_t(d), std::size_t(repro_digits)));
     if (!nccl) {
       h_expo = Kokkos::create_mirror_view(expo);
       h_digits = Kokkos::create_mirror_view(digits);
@@ -322,10 +324,11 @@ bool plain_reduce(const char* f, const ExecSpace& space, MPI_Comm comm, const Re
 /// and needs no host mirror, and a Y that is row-major, contiguous and of the buffer's type
 /// and memory space is the buffer itself (unmanaged: the partial or the rounding is written
 /// and all-reduced in place, nothing is copied; on an Error, Y holds unspecified values);
-/// otherwise a new device buffer, and with host MPI its host mirror.
+/// otherwise a buffer of the instance's workspace (workspace_view, tag
+/// "distributed[result]": nothing allocated once warm), and with host MPI its host mirror.
 template <class ExecSpace, class YBuffer, class YView>
-void result_buffers(const char* f, Distributed::Transport transport, const YView& Y,
-                    std::int64_t k, std::int64_t d, YBuffer& result,
+void result_buffers(const char* f, const ExecSpace& space, Distributed::Transport transport,
+                    const YView& Y, std::int64_t k, std::int64_t d, YBuffer& result,
                     typename YBuffer::HostMirror& h_result) {
   const bool nccl = use_nccl<ExecSpace>(f, transport);
   if constexpr (std::is_same_v<typename YView::array_layout, Kokkos::LayoutRight> &&
@@ -336,9 +339,8 @@ void result_buffers(const char* f, Distributed::Transport transport, const YView
       return;
     }
   }
-  result = YBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                      "KokkosSketch::Distributed::result"),
-                   std::size_t(k), std::size_t(d));
+  result = workspace_view<YBuffer>(space, "distributed[result]",
+                                   typename YBuffer::array_layout(std::size_t(k), std::size_t(d)));
   if (!nccl) h_result = create_host_mirror_noinit(result);
 }
 
@@ -398,7 +400,7 @@ void distributed_sketch(const char* f, const ExecSpace& space, const Op& S,
   y_buffer result;  // k x d, the replicated result before it is copied into Y
   typename y_buffer::HostMirror h_result;
   LocalOutcome outcome = run_local(f, [&] {
-    result_buffers<ExecSpace>(f, dopts.transport, Y, k, d, result, h_result);
+    result_buffers<ExecSpace>(f, space, dopts.transport, Y, k, d, result, h_result);
   });
 
   bool on_device = false;  // the reduced result already in `result` (NCCL)
