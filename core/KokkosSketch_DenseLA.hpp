@@ -663,6 +663,18 @@ class DenseLA {
     }
   }
 
+  /// \brief r() = ||x||_2 through KokkosBlas::nrm2 on the plan's instance, into a rank-0
+  /// View of its memory space: no wait (read r back when needed).
+  template <class RView, class XView>
+  void nrm2(const RView& r, const XView& x) const {
+    static_assert(RView::rank == 0, "KokkosSketch: DenseLA::nrm2 writes a rank-0 View");
+    if constexpr (kokkosblas_takes_space) {
+      KokkosBlas::nrm2(m_space, on_space<ExecSpace>(r), on_space<ExecSpace>(x));
+    } else {
+      KokkosBlas::nrm2(on_space<ExecSpace>(r), on_space<ExecSpace>(x));
+    }
+  }
+
   /// \brief y = a x + b y through KokkosBlas::axpby on the plan's instance.
   template <class XView, class YView>
   void axpby(Scalar a, const XView& x, Scalar b, const YView& y) const {

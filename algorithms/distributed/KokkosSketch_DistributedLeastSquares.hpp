@@ -304,48 +304,73 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
   la_t la(space);
   typename la_t::matrix_type R;
   vec_t y;
-  KI::distributed_sketched_qr(f, space, la, A, B, sk, state, dopts, R, y);
+  {
+    KI::ScopedRegion step("Distributed::sketch_and_precondition::sketch_and_qr");
+    KI::distributed_sketched_qr(f, space, la, A, B, sk, state, dopts, R, y);
+  }
 
-  // 3. LSQR. u (and Mv) hold this rank's rows; v, w, t, y are replicated.
-  auto alloc = [&](const char* label, std::int64_t len) {
-    return vec_t(Kokkos::view_alloc(space, std::string(label)), len);  // zeroed
-  };
-  vec_t u, Mv;
+  // 3. LSQR (and the residual). On the device, this rank's rows: u (kept unnormalized: the
+  // true u is u_scale u) and Mv, and td = [A_r^T u_r (d), ||u_r||]. On the host, replicated:
+  // R, v, w, y and t, updated by the host BLAS (DenseLA of the host space). An iteration
+  // enqueues two GEMVs, one axpby and one norm and waits once, for td; the rest of its
+  // d-vector work never touches the device.
+  KI::ScopedRegion lsqr_step("Distributed::sketch_and_precondition::lsqr");
+  using host_space = Kokkos::DefaultHostExecutionSpace;
+  using hla_t = KI::DenseLA<host_space, scalar_t>;
+  using hvec_t = typename hla_t::vector_type;
+  hla_t hla{host_space()};
+  vec_t u, Mv, td;
+  typename hla_t::matrix_type hR;
+  hvec_t hy, h_td;
   outcome = KI::run_local(f, [&] {
-    u = alloc("KokkosSketch::lsq::u", nr);
-    Mv = alloc("KokkosSketch::lsq::Mv", nr);
+    u = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::u"),
+              nr);
+    Mv = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::Mv"),
+               nr);
+    td = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::td"),
+               d + 1);
+    hR = typename hla_t::matrix_type(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::lsq::R_host"), d, d);
+    hy = hvec_t(Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::lsq::y_host"), d);
+    h_td = hvec_t(Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::lsq::td_host"),
+                  d + 1);
+    Kokkos::deep_copy(space, hR, R);
+    Kokkos::deep_copy(space, hy, y);
+    space.fence();  // the host copies of R and y0
   });
   KI::agree(comm, f, outcome);
-  const vec_t v = alloc("KokkosSketch::lsq::v", d), w = alloc("KokkosSketch::lsq::w", d),
-              t = alloc("KokkosSketch::lsq::t", d);
-  const auto t_h = Kokkos::create_mirror_view(t);
+  const auto t_dev = Kokkos::subview(td, std::make_pair(std::int64_t(0), d));
+  const auto un_dev = Kokkos::subview(td, d);
+  const hvec_t v("KokkosSketch::lsq::v", d), w("KokkosSketch::lsq::w", d),
+      t("KokkosSketch::lsq::t", d), s("KokkosSketch::lsq::s", d);
   const scalar_t one(1), zero(0);
   // out = (A R^{-1} in) on this rank's rows (in is replicated and not modified).
-  auto apply_M = [&](const vec_t& in, const vec_t& out) {
-    Kokkos::deep_copy(space, t, in);
-    la.trsm(KI::Side::left, KI::Trans::none, R, KI::as_column(t));
-    if (nr > 0) la.gemv("N", one, A.local(), t, zero, out);
+  auto apply_M = [&](const hvec_t& in, const vec_t& out) {
+    Kokkos::deep_copy(s, in);
+    hla.trsm(KI::Side::left, KI::Trans::none, hR, KI::as_column(s));
+    Kokkos::deep_copy(space, t_dev, s);
+    if (nr > 0) la.gemv("N", one, A.local(), t_dev, zero, out);
   };
   // The one collective of an iteration: after `local` (this rank's part, its failure caught),
   // buf = [A_r^T u_r (d), ||u_r||^2, failed, extra (read after local)] summed over the ranks;
-  // every rank throws the failing rank's Error if any failed. Then, with beta = ||u||: u /= beta (local) and
-  // t = R^{-T} A^T u / beta (replicated). Returns beta.
+  // every rank throws the failing rank's Error if any failed. Then, with beta = ||u||: the
+  // true u is u / beta (u_scale) and t = R^{-T} A^T u / beta (host). Returns beta.
   std::vector<double> buf(std::size_t(d + 3));
+  double u_scale = 1.0;
   auto reduce_MTu = [&](auto&& local, const double& extra) {
     const std::int64_t len = d + 3;
     KI::LocalOutcome o = KI::run_local(f, [&] {
       local();
       if (nr > 0) {
-        la.gemv("T", one, A.local(), u, zero, t);
-        const double un = la.nrm2(u);  // waits for the instance
-        buf[std::size_t(d)] = un * un;
+        la.gemv("T", one, A.local(), u, zero, t_dev);
+        la.nrm2(un_dev, u);
       } else {
-        Kokkos::deep_copy(space, t, zero);
-        buf[std::size_t(d)] = 0;
+        Kokkos::deep_copy(space, td, zero);
       }
-      Kokkos::deep_copy(space, t_h, t);
-      space.fence();
-      for (std::int64_t j = 0; j < d; ++j) buf[std::size_t(j)] = double(t_h(j));
+      Kokkos::deep_copy(space, h_td, td);
+      space.fence();  // the iteration's one wait
+      for (std::int64_t j = 0; j < d; ++j) buf[std::size_t(j)] = double(h_td(j));
+      buf[std::size_t(d)] = double(h_td(d)) * double(h_td(d));
       buf[std::size_t(d + 2)] = extra;
     });
     buf[std::size_t(d + 1)] = o.failed ? 1.0 : 0.0;
@@ -353,10 +378,9 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
     if (buf[std::size_t(d + 1)] != 0) KI::agree(comm, f, o);  // throws on every rank
     const double beta = std::sqrt(buf[std::size_t(d)]);
     const double inv = beta > 0 ? 1 / beta : 1.0;
-    if (beta > 0 && nr > 0) la.scal(u, scalar_t(inv), u);
-    for (std::int64_t j = 0; j < d; ++j) t_h(j) = scalar_t(buf[std::size_t(j)] * inv);
-    Kokkos::deep_copy(space, t, t_h);
-    la.trsm(KI::Side::left, KI::Trans::transpose, R, KI::as_column(t));
+    u_scale = inv;
+    for (std::int64_t j = 0; j < d; ++j) t(j) = scalar_t(buf[std::size_t(j)] * inv);
+    hla.trsm(KI::Side::left, KI::Trans::transpose, hR, KI::as_column(t));
     return beta;
   };
 
@@ -366,7 +390,7 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
   double bnorm2_local = 0;
   double beta = reduce_MTu(
       [&] {
-        apply_M(y, u);
+        apply_M(hy, u);
         if (nr > 0) {
           la.axpby(one, b, -one, u);  // u = b - M y0
           const double bn = la.nrm2(b);
@@ -380,41 +404,42 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
                         "overflowed");
   double alpha = 0;
   if (beta > 0) {
-    Kokkos::deep_copy(space, v, t);  // v = M^T u
-    alpha = la.nrm2(v);
+    Kokkos::deep_copy(v, t);  // v = M^T u
+    alpha = hla.nrm2(v);
   }
   if (beta == 0 || alpha == 0) {
     res.converged = true;  // y0 already solves the problem (r0 = 0 or M^T r0 = 0)
   } else {
-    la.scal(v, scalar_t(1 / alpha), v);
-    Kokkos::deep_copy(space, w, v);
+    hla.scal(v, scalar_t(1 / alpha), v);
+    Kokkos::deep_copy(w, v);
     double phibar = beta, rhobar = alpha, anorm2 = 0;
     const double no_extra = 0;
     for (int it = 1; it <= max_it; ++it) {
-      // Bidiagonalization: beta u = M v - alpha u, alpha v = M^T u - beta v.
+      // Bidiagonalization: beta u = M v - alpha u, alpha v = M^T u - beta v (u stored
+      // unnormalized: M v - alpha u_scale u).
       beta = reduce_MTu(
           [&] {
             apply_M(v, Mv);
-            if (nr > 0) la.axpby(one, Mv, scalar_t(-alpha), u);
+            if (nr > 0) la.axpby(one, Mv, scalar_t(-alpha * u_scale), u);
           },
           no_extra);
       anorm2 += alpha * alpha + beta * beta;
-      la.axpby(one, t, scalar_t(-beta), v);
-      alpha = la.nrm2(v);
-      if (alpha > 0) la.scal(v, scalar_t(1 / alpha), v);
+      hla.axpby(one, t, scalar_t(-beta), v);
+      alpha = hla.nrm2(v);
+      if (alpha > 0) hla.scal(v, scalar_t(1 / alpha), v);
       // Plane rotation eliminating beta.
       const double rho = std::sqrt(rhobar * rhobar + beta * beta);
-      const double c = rhobar / rho, s = beta / rho;
-      const double theta = s * alpha, phi = c * phibar;
+      const double c = rhobar / rho, s_rot = beta / rho;
+      const double theta = s_rot * alpha, phi = c * phibar;
       rhobar = -c * alpha;
-      phibar = s * phibar;
+      phibar = s_rot * phibar;
       // y += (phi / rho) w; w = v - (theta / rho) w.
-      la.axpby(scalar_t(phi / rho), w, one, y);
-      la.axpby(one, v, scalar_t(-theta / rho), w);
+      hla.axpby(scalar_t(phi / rho), w, one, hy);
+      hla.axpby(one, v, scalar_t(-theta / rho), w);
       res.iterations = it;
       const double anorm = std::sqrt(anorm2), rnorm = phibar;
       const double arnorm = phibar * alpha * std::abs(c);
-      const double ynorm = la.nrm2(y);
+      const double ynorm = hla.nrm2(hy);
       if (rnorm <= tol * bnorm + tol * anorm * ynorm || arnorm <= tol * anorm * rnorm ||
           alpha == 0) {
         res.converged = true;
@@ -423,8 +448,10 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
     }
   }
 
-  // 4. x = R^{-1} y (replicated) and the residual: local squared norms, one allreduce.
-  la.trsm(KI::Side::left, KI::Trans::none, R, KI::as_column(y));
+  // 4. x = R^{-1} y (replicated, on the host) and the residual: local squared norms, one
+  // allreduce.
+  hla.trsm(KI::Side::left, KI::Trans::none, hR, KI::as_column(hy));
+  Kokkos::deep_copy(space, y, hy);
   Kokkos::deep_copy(space, x, y);
   double red[2] = {0.0, 0.0};  // ||b_r - A_r x||^2, failed
   outcome = KI::run_local(f, [&] {

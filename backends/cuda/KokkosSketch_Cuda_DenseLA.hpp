@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_Cuda_DenseLA.hpp
 /// \brief CUDA backend of Impl::DenseLA: cuSOLVER geqrf/orgqr/potrf/gesvd/syevd and cuBLAS trsm
-/// on handles owned by the plan and bound to the instance's stream.
+/// on the handles of the instance's stream (cuda_solver_handles: made once per stream and
+/// kept until Kokkos finalizes, so a plan made per call, as the distributed calls make theirs,
+/// creates and destroys no handle).
 ///
-/// Workspaces are Kokkos Views in CudaSpace owned by the plan; they only grow (a growth
-/// fences the instance first, so no enqueued call still uses the old buffer). After
+/// The cuSOLVER workspace, the SVD temporaries and `devInfo` come from the stream's
+/// Impl::WorkspaceCache (grow-only; a growth frees the old buffer, which waits for the device,
+/// so no enqueued call still uses it): a warm plan allocates and frees no device memory. After
 /// geqrf/orgqr/potrf/gesvd/syevd the `devInfo` flag is read back (a host value, so the call waits
 /// for the stream there); trsm stays asynchronous, and so do the batched calls (cuBLAS
 /// strided-batched GEMM for Gram matrices, cuSOLVER potrfBatched with its infos kept pending
@@ -25,8 +28,12 @@
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
+#include <KokkosSketch_Workspace.hpp>
+
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -188,35 +195,70 @@ inline void fill_pointer_array(const Kokkos::Cuda& space,
       KOKKOS_LAMBDA(int i) { p(i) = base + std::uintptr_t(i) * step; });
 }
 
-/// cuSOLVER/cuBLAS backend: handles created in the constructor, bound to the instance's
-/// stream, destroyed (without throwing) in the destructor.
+/// \brief A cuSOLVER and a cuBLAS handle bound to one CUDA stream.
+struct CudaSolverHandles {
+  cusolverDnHandle_t solver = nullptr;  ///< cuSOLVER dense handle
+  cublasHandle_t blas = nullptr;        ///< cuBLAS handle
+};
+
+/// \brief The handles of `space`'s stream: made (on the current device) and bound to the
+/// stream on first use, then kept until Kokkos finalizes (a finalize hook destroys them).
+/// Their only state is the stream binding (no math or pointer mode is changed on them), so
+/// every DenseLA of a stream shares them; work on one stream is ordered. Making and
+/// destroying the pair per plan cost a distributed call, which makes its plans per call, a
+/// fixed time on every rank (docs/distributed/distributed.md).
+inline CudaSolverHandles cuda_solver_handles(const Kokkos::Cuda& space) {
+  static std::mutex mutex;
+  static std::map<cudaStream_t, CudaSolverHandles> handles;
+  std::lock_guard<std::mutex> lock(mutex);
+  const cudaStream_t stream = space.cuda_stream();
+  const auto it = handles.find(stream);
+  if (it != handles.end()) return it->second;
+  CudaSolverHandles h;
+  const auto destroy = [](CudaSolverHandles& x) noexcept {
+    if (x.blas != nullptr) (void)cublasDestroy(x.blas);
+    if (x.solver != nullptr) (void)cusolverDnDestroy(x.solver);
+    x = CudaSolverHandles{};
+  };
+  try {
+    KOKKOSSKETCH_CHECK_CUDA(cusolverDnCreate(&h.solver));
+    KOKKOSSKETCH_CHECK_CUDA(cublasCreate(&h.blas));
+    KOKKOSSKETCH_CHECK_CUDA(cusolverDnSetStream(h.solver, stream));
+    KOKKOSSKETCH_CHECK_CUDA(cublasSetStream(h.blas, stream));
+  } catch (...) {
+    destroy(h);
+    throw;
+  }
+  if (handles.empty())
+    Kokkos::push_finalize_hook([destroy] {
+      std::lock_guard<std::mutex> l(mutex);
+      for (auto& e : handles) destroy(e.second);
+      handles.clear();
+    });
+  handles.emplace(stream, h);
+  return h;
+}
+
+/// cuSOLVER/cuBLAS backend on the stream's shared handles (cuda_solver_handles).
 template <class Scalar>
 struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   static constexpr const char* path = "cusolver";
   using lib = CudaLapack<Scalar>;
 
   explicit DenseLABackend(const Kokkos::Cuda& space) {
-    KOKKOSSKETCH_CHECK_CUDA(cusolverDnCreate(&m_solver));
-    try {
-      KOKKOSSKETCH_CHECK_CUDA(cublasCreate(&m_blas));
-      KOKKOSSKETCH_CHECK_CUDA(cusolverDnSetStream(m_solver, space.cuda_stream()));
-      KOKKOSSKETCH_CHECK_CUDA(cublasSetStream(m_blas, space.cuda_stream()));
-    } catch (...) {
-      release();  // the destructor does not run when the constructor throws
-      throw;
-    }
-    m_info = Kokkos::View<int, Kokkos::CudaSpace>(
-        Kokkos::view_alloc(space, "KokkosSketch::DenseLA::devInfo"));
+    const CudaSolverHandles h = cuda_solver_handles(space);
+    m_solver = h.solver;
+    m_blas = h.blas;
+    m_info = info_view(static_cast<int*>(WorkspaceCache<Kokkos::CudaSpace>::get(
+        WorkspaceKey<Kokkos::Cuda>::get(space), "dense_la[devinfo]", sizeof(int))));
   }
-  ~DenseLABackend() { release(); }
   DenseLABackend(const DenseLABackend&) = delete;
   DenseLABackend& operator=(const DenseLABackend&) = delete;
 
   void geqrf(const Kokkos::Cuda& space, int m, int n, Scalar* A, int lda, Scalar* tau) {
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::geqrf_buffer(m_solver, m, n, A, lda, &lwork));
-    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
-                             "KokkosSketch::DenseLA::work");
+    Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
     KOKKOSSKETCH_CHECK_CUDA(lib::geqrf(m_solver, m, n, A, lda, tau, work, lwork, m_info.data()));
     check_info(space, "cusolverDn<S|D>geqrf");
   }
@@ -225,8 +267,7 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
              const Scalar* tau) {
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::orgqr_buffer(m_solver, m, n, k, A, lda, tau, &lwork));
-    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
-                             "KokkosSketch::DenseLA::work");
+    Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
     KOKKOSSKETCH_CHECK_CUDA(lib::orgqr(m_solver, m, n, k, A, lda, tau, work, lwork, m_info.data()));
     check_info(space, "cusolverDn<S|D>orgqr");
   }
@@ -241,8 +282,7 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   bool potrf(const Kokkos::Cuda& space, int n, Scalar* A, int lda) {
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::potrf_buffer(m_solver, n, A, lda, &lwork));
-    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
-                             "KokkosSketch::DenseLA::work");
+    Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
     KOKKOSSKETCH_CHECK_CUDA(lib::potrf(m_solver, n, A, lda, work, lwork, m_info.data()));
     const int info = read_info(space);
     KOKKOSSKETCH_THROW_IF(info < 0, "DenseLA::potrf", "cusolverDn<S|D>potrf rejected argument ",
@@ -256,8 +296,7 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     reserve_infos(space, 1);
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::potrf_buffer(m_solver, n, A, lda, &lwork));
-    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
-                             "KokkosSketch::DenseLA::work");
+    Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
     KOKKOSSKETCH_CHECK_CUDA(
         lib::potrf(m_solver, n, A, lda, work, lwork, m_infos.data() + m_npending));
     ++m_npending;
@@ -326,14 +365,14 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     const bool wide = m < n;
     const int mm = wide ? n : m, nn = wide ? m : n;  // the tall problem: mm x nn, nn = k
     Scalar* At = A;
+    Scalar* tmp = nullptr;
     int ldat = lda;
     Scalar *Ut = U, *VTt = VT;
     int ldut = ldu, ldvtt = ldvt;
     if (wide) {
       // tmp = [A^T (n x m) | U' (n x m) | V'^T (m x m) | rwork (m)]
       const std::size_t nm = std::size_t(n) * std::size_t(m), mm2 = std::size_t(m) * std::size_t(m);
-      Scalar* tmp = workspace(space, m_tmp, 2 * nm + mm2 + std::size_t(m),
-                              "KokkosSketch::DenseLA::svd_tmp");
+      tmp = workspace(space, "dense_la[svd_tmp]", 2 * nm + mm2 + std::size_t(m));
       At = tmp;
       Ut = tmp + nm;
       VTt = tmp + 2 * nm;
@@ -342,14 +381,12 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
       ldvtt = m;
       transpose_raw(space, m, n, A, lda, At, n);
     }
-    Scalar* rwork = wide ? m_tmp.data() + 2 * std::size_t(n) * std::size_t(m) +
+    Scalar* rwork = wide ? tmp + 2 * std::size_t(n) * std::size_t(m) +
                                std::size_t(m) * std::size_t(m)
-                         : workspace(space, m_tmp, std::size_t(nn > 0 ? nn : 1),
-                                     "KokkosSketch::DenseLA::svd_tmp");
+                         : workspace(space, "dense_la[svd_tmp]", std::size_t(nn > 0 ? nn : 1));
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::gesvd_buffer(m_solver, mm, nn, &lwork));
-    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
-                             "KokkosSketch::DenseLA::work");
+    Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
     KOKKOSSKETCH_CHECK_CUDA(
         lib::gesvd(m_solver, mm, nn, At, ldat, S, Ut, ldut, VTt, ldvtt, work, lwork, rwork,
                    m_info.data()));
@@ -366,8 +403,7 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   void syevd(const Kokkos::Cuda& space, int n, Scalar* A, int lda, Scalar* W) {
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::syevd_buffer(m_solver, n, A, lda, W, &lwork));
-    Scalar* work = workspace(space, m_work, std::size_t(lwork > 0 ? lwork : 1),
-                             "KokkosSketch::DenseLA::work");
+    Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
     KOKKOSSKETCH_CHECK_CUDA(lib::syevd(m_solver, n, A, lda, W, work, lwork, m_info.data()));
     const int info = read_info(space);
     KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::syevd", "cusolverDn<S|D>syevd ",
@@ -437,30 +473,17 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     const int info = read_info(space);
     KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA", what, " returned info = ", info);
   }
-  /// A device buffer of at least `n` entries; grows (never shrinks) after fencing the
-  /// instance, so that no call still enqueued on it uses the buffer being freed.
-  static Scalar* workspace(const Kokkos::Cuda& space, Kokkos::View<Scalar*, Kokkos::CudaSpace>& w,
-                           std::size_t n, const char* label) {
-    if (w.extent(0) < n) {
-      fence(space, "KokkosSketch::DenseLA::grow_workspace");
-      w = Kokkos::View<Scalar*, Kokkos::CudaSpace>();
-      w = Kokkos::View<Scalar*, Kokkos::CudaSpace>(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
-    }
-    return w.data();
+  /// At least `n` entries of the stream's workspace `tag` (WorkspaceCache: grow-only; the
+  /// pointer serves the call that asked for it, whichever plan of the stream made it).
+  static Scalar* workspace(const Kokkos::Cuda& space, const char* tag, std::size_t n) {
+    return static_cast<Scalar*>(WorkspaceCache<Kokkos::CudaSpace>::get(
+        WorkspaceKey<Kokkos::Cuda>::get(space), tag, n * sizeof(Scalar)));
   }
-  /// Destroys the handles. Runs in the destructor, so it must not throw: a failed destroy is
-  /// ignored (nothing can be done about it there, and the handle is gone either way).
-  void release() noexcept {
-    if (m_blas != nullptr) (void)cublasDestroy(m_blas);
-    if (m_solver != nullptr) (void)cusolverDnDestroy(m_solver);
-    m_blas = nullptr;
-    m_solver = nullptr;
-  }
+  using info_view = Kokkos::View<int, Kokkos::CudaSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   cusolverDnHandle_t m_solver = nullptr;
   cublasHandle_t m_blas = nullptr;
-  Kokkos::View<int, Kokkos::CudaSpace> m_info;
+  info_view m_info;  ///< the stream's devInfo (WorkspaceCache, read back after each call)
   Kokkos::View<int*, Kokkos::CudaSpace> m_infos;  ///< devInfos of potrf_deferred
   /// A device array of matrix pointers for the batched calls, and the batch it holds.
   struct PointerSlot {
@@ -472,8 +495,6 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   PointerSlot m_slots[3];
   int m_npending = 0;
   std::vector<int> m_flushed;
-  Kokkos::View<Scalar*, Kokkos::CudaSpace> m_work;  ///< cuSOLVER workspace (grow-only)
-  Kokkos::View<Scalar*, Kokkos::CudaSpace> m_tmp;   ///< SVD temporaries (grow-only)
 };
 
 }  // namespace Impl
