@@ -328,9 +328,12 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
   // 5. The small SVD on every rank (the same input, the same factors), then U_r, sigma, V.
   outcome = KI::run_local(f, [&] {
     KI::ScopedRegion step("Distributed::randomized_svd::small_svd_and_lift");
-    la.gesvd(Z, Sk, Ub, VT,
-             opts.svd_algorithm == SvdAlgorithm::qr_iteration ? KI::SvdDriver::qr_iteration
-                                                               : KI::SvdDriver::automatic);
+    {
+      KI::ScopedRegion svd_step("Distributed::randomized_svd::small_svd");
+      la.gesvd(Z, Sk, Ub, VT,
+               opts.svd_algorithm == SvdAlgorithm::qr_iteration ? KI::SvdDriver::qr_iteration
+                                                                 : KI::SvdDriver::automatic);
+    }
     KI::rsvd_transpose_rows(space, VT, W);
     if (nr > 0) la.gemm("N", "N", scalar_t(1), Y, W, scalar_t(0), U_local);
     KI::convert_entries(space, Kokkos::subview(Ub, Kokkos::ALL, std::make_pair(std::int64_t(0), p)),

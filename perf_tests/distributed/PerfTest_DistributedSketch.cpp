@@ -34,7 +34,8 @@
 // same A with k = 4096, a sparse projection of D = 4.2M rows); KOKKOSSKETCH_BENCH_WEAK=1 makes
 // n the rows of each rank (weak scaling: the global problem grows with the ranks, names carry
 // /weak); KOKKOSSKETCH_BENCH_NSCALE=x multiplies n of the three sketches (the size at which
-// a short kernel scales; names carry the n in use); KOKKOSSKETCH_BENCH_MIN_TIME and KOKKOSSKETCH_BENCH_REPETITIONS override seconds per
+// a short kernel scales; names carry the n in use); KOKKOSSKETCH_BENCH_KSCALE=x multiplies the reduce-only problem's k (and its
+// NCCL baselines'); KOKKOSSKETCH_BENCH_MIN_TIME and KOKKOSSKETCH_BENCH_REPETITIONS override seconds per
 // repetition and repetitions. Run one rank per GPU (e.g. each rank's CUDA_VISIBLE_DEVICES set
 // from its local rank).
 #include <KokkosSketch_Distributed.hpp>
@@ -164,6 +165,13 @@ Distributed::DistributedOptions options(bool reproducible,
   return o;
 }
 
+/// The k of the reduce-only problem and its NCCL baselines: the CountSketch's k times
+/// KOKKOSSKETCH_BENCH_KSCALE (default 1; names carry the k in use), for the size at which
+/// the reproducible reduction's fixed costs stop mattering.
+std::int64_t reduce_k(std::int64_t k) {
+  return std::int64_t(double(k) * env_or("KOKKOSSKETCH_BENCH_KSCALE", 1.0));
+}
+
 /// Registers the benchmarks on Space (names carry the space's name).
 template <class Space>
 void register_space() {
@@ -260,11 +268,12 @@ void register_space() {
               [&] { Distributed::count_sketch(Space(), S, *p.A, p.Y, co, options(repro, tr)); });
         });
     const std::int64_t rn = size;
+    const std::int64_t rk = reduce_k(cs.k);
     reg("dist_reduce_only/" + sp + "/" + red + "/n:" + std::to_string(rn) + "/d:" + std::to_string(cs.d) +
-            "/k:" + std::to_string(cs.k),
+            "/k:" + std::to_string(rk),
         [=](benchmark::State& st) {
-          auto& p = problem<Space>(rn, cs.d, cs.k);
-          const CountSketchOp S(CountSketchDist{cs.k, rn}, RNGState(9));
+          auto& p = problem<Space>(rn, cs.d, rk);
+          const CountSketchOp S(CountSketchDist{rk, rn}, RNGState(9));
           CountSketchOptions co;
           co.check_finite = false;
           run(st, rn, cs.d,
@@ -275,9 +284,9 @@ void register_space() {
   // one whose NCCL communicator the layer made): the baselines of dist_reduce_only.
   if constexpr (KokkosSketch::Impl::nccl_capable_v<Space>) {
     using mem = typename Space::memory_space;
-    const std::int64_t rn = size, kd = cs.k * cs.d;
+    const std::int64_t rn = size, rk = reduce_k(cs.k), kd = rk * cs.d;
     const std::string shape = "/n:" + std::to_string(rn) + "/d:" + std::to_string(cs.d) +
-                              "/k:" + std::to_string(cs.k);
+                              "/k:" + std::to_string(rk);
     auto reg = [&](const std::string& name, std::function<void(benchmark::State&)> fn) {
       benchmark::RegisterBenchmark(name.c_str(), fn)
           ->UseManualTime()
@@ -286,7 +295,7 @@ void register_space() {
           ->Repetitions(reps);
     };
     reg("nccl_allreduce/" + sp + "/float_result" + shape, [=](benchmark::State& st) {
-      auto& p = problem<Space>(rn, cs.d, cs.k);
+      auto& p = problem<Space>(rn, cs.d, rk);
       const Kokkos::View<float*, mem> buf("KokkosSketch::perf::nccl_float", std::size_t(kd));
       run(st, rn, cs.d, [&] {
         KokkosSketch::Impl::nccl_allreduce_in_place("perf", Space(), p.A->comm(), buf.data(),
@@ -295,7 +304,7 @@ void register_space() {
       });
     });
     reg("nccl_allreduce/" + sp + "/repro_bytes" + shape, [=](benchmark::State& st) {
-      auto& p = problem<Space>(rn, cs.d, cs.k);
+      auto& p = problem<Space>(rn, cs.d, rk);
       const Kokkos::View<int*, mem> ex("KokkosSketch::perf::nccl_exponents", std::size_t(kd));
       const Kokkos::View<std::int64_t*, mem> dg("KokkosSketch::perf::nccl_digits",
                                                 std::size_t(3 * kd));
@@ -307,8 +316,9 @@ void register_space() {
                                                     std::size_t(3 * kd),
                                                     KokkosSketch::Impl::NcclOp::sum);
       });
-    });    reg("nccl_allreduce/" + sp + "/same_bytes" + shape, [=](benchmark::State& st) {
-      auto& p = problem<Space>(rn, cs.d, cs.k);
+    });
+    reg("nccl_allreduce/" + sp + "/same_bytes" + shape, [=](benchmark::State& st) {
+      auto& p = problem<Space>(rn, cs.d, rk);
       const std::size_t words = std::size_t(cs.d + 7 * kd);  // 4 d + 28 k d bytes
       const Kokkos::View<int*, mem> buf("KokkosSketch::perf::nccl_same_bytes", words);
       run(st, rn, cs.d, [&] {
