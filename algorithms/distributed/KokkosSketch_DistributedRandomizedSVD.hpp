@@ -330,9 +330,26 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
     KI::ScopedRegion step("Distributed::randomized_svd::small_svd_and_lift");
     {
       KI::ScopedRegion svd_step("Distributed::randomized_svd::small_svd");
-      la.gesvd(Z, Sk, Ub, VT,
-               opts.svd_algorithm == SvdAlgorithm::qr_iteration ? KI::SvdDriver::qr_iteration
-                                                                 : KI::SvdDriver::automatic);
+      const KI::SvdDriver driver = opts.svd_algorithm == SvdAlgorithm::qr_iteration
+                                       ? KI::SvdDriver::qr_iteration
+                                       : KI::SvdDriver::automatic;
+      if (KI::rsvd_small_svd_on_host<ExecSpace>(d, k)) {
+        // B^T to the host, its SVD by LAPACK there (the same on every rank), the factors back.
+        using host_space = Kokkos::DefaultHostExecutionSpace;
+        KI::DenseLA<host_space, scalar_t> hla{host_space()};
+        const auto hSk = Kokkos::create_mirror_view(Sk);
+        const auto hUb = Kokkos::create_mirror_view(Ub);
+        const auto hVT = Kokkos::create_mirror_view(VT);
+        Kokkos::deep_copy(space, hZ, Z);
+        space.fence();  // LAPACK reads hZ
+        hla.gesvd(hZ, hSk, hUb, hVT, driver);
+        Kokkos::deep_copy(space, Sk, hSk);
+        Kokkos::deep_copy(space, Ub, hUb);
+        Kokkos::deep_copy(space, VT, hVT);
+        space.fence();  // the host factors die with this block
+      } else {
+        la.gesvd(Z, Sk, Ub, VT, driver);
+      }
     }
     KI::rsvd_transpose_rows(space, VT, W);
     if (nr > 0) la.gemm("N", "N", scalar_t(1), Y, W, scalar_t(0), U_local);

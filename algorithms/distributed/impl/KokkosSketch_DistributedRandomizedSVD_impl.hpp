@@ -72,6 +72,20 @@ void drsvd_allreduce(const DrsvdComm<ExecSpace>& c, const Result& result, const 
   c.info->nccl = on_device;
 }
 
+/// \brief Whether the replicated small SVD (of the d x k matrix B^T) runs on the host's
+/// LAPACK rather than on the device: for a device memory space when k <= 128 and d <= 4096.
+/// There it is latency-bound and the same on every rank, so it is a fixed cost of each call:
+/// cuSOLVER's gesvd of 256 x 74 took 6.3 ms on one H200 and 8.4 ms per rank with four ranks on
+/// four H200s (run H200x4-77, docs/performance.md), LAPACK's on the host about 1 ms (1.0 ms
+/// for 256 x 74, 3.2 ms for 4096 x 74 through OpenBLAS on two cores of the development
+/// machine); at k = 266 the host took 42-48 ms there, so larger k stays on the device.
+template <class ExecSpace>
+bool rsvd_small_svd_on_host(std::int64_t d, std::int64_t k) {
+  return !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                     typename ExecSpace::memory_space>::accessible &&
+         k <= 128 && d <= 4096;
+}
+
 /// \brief Distributed CholeskyQR2 (or shifted CholeskyQR3) in place on X (this rank's
 /// nr x k rows of an n x k matrix, FP64): each pass G = sum over the ranks of X_r^T X_r (one
 /// k x k all-reduce), R = chol(G) on every rank (the same G, the same R), X_r <- X_r R^{-1}.
