@@ -310,23 +310,21 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
   }
 
   // 3. LSQR (and the residual). On the device, this rank's rows: u (kept unnormalized: the
-  // true u is u_scale u) and Mv, and td = [A_r^T u_r (d), ||u_r||]. On the host, replicated:
-  // R, v, w, y and t, updated by the host BLAS (DenseLA of the host space). An iteration
-  // enqueues two GEMVs, one axpby and one norm and waits once, for td; the rest of its
-  // d-vector work never touches the device.
+  // true u is u_scale u), and td = [A_r^T u_r (d), ||u_r||]. On the host, replicated: R, v,
+  // w, y and t, updated by the host BLAS (DenseLA of the host space). An iteration enqueues
+  // two GEMVs (the first one's beta forms beta u = M v - alpha u in place) and one norm and
+  // waits once, for td; the rest of its d-vector work never touches the device.
   KI::ScopedRegion lsqr_step("Distributed::sketch_and_precondition::lsqr");
   using host_space = Kokkos::DefaultHostExecutionSpace;
   using hla_t = KI::DenseLA<host_space, scalar_t>;
   using hvec_t = typename hla_t::vector_type;
   hla_t hla{host_space()};
-  vec_t u, Mv, td;
+  vec_t u, td;
   typename hla_t::matrix_type hR;
   hvec_t hy, h_td;
   outcome = KI::run_local(f, [&] {
     u = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::u"),
               nr);
-    Mv = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::Mv"),
-               nr);
     td = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::td"),
                d + 1);
     hR = typename hla_t::matrix_type(
@@ -344,12 +342,12 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
   const hvec_t v("KokkosSketch::lsq::v", d), w("KokkosSketch::lsq::w", d),
       t("KokkosSketch::lsq::t", d), s("KokkosSketch::lsq::s", d);
   const scalar_t one(1), zero(0);
-  // out = (A R^{-1} in) on this rank's rows (in is replicated and not modified).
-  auto apply_M = [&](const hvec_t& in, const vec_t& out) {
+  // out = (A R^{-1} in) + c out on this rank's rows (in is replicated and not modified).
+  auto apply_M = [&](const hvec_t& in, const vec_t& out, scalar_t c) {
     Kokkos::deep_copy(s, in);
     hla.trsm(KI::Side::left, KI::Trans::none, hR, KI::as_column(s));
     Kokkos::deep_copy(space, t_dev, s);
-    if (nr > 0) la.gemv("N", one, A.local(), t_dev, zero, out);
+    if (nr > 0) la.gemv("N", one, A.local(), t_dev, c, out);
   };
   // The one collective of an iteration: after `local` (this rank's part, its failure caught),
   // buf = [A_r^T u_r (d), ||u_r||^2, failed, extra (read after local)] summed over the ranks;
@@ -390,7 +388,7 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
   double bnorm2_local = 0;
   double beta = reduce_MTu(
       [&] {
-        apply_M(hy, u);
+        apply_M(hy, u, zero);
         if (nr > 0) {
           la.axpby(one, b, -one, u);  // u = b - M y0
           const double bn = la.nrm2(b);
@@ -419,8 +417,7 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
       // unnormalized: M v - alpha u_scale u).
       beta = reduce_MTu(
           [&] {
-            apply_M(v, Mv);
-            if (nr > 0) la.axpby(one, Mv, scalar_t(-alpha * u_scale), u);
+            apply_M(v, u, scalar_t(-alpha * u_scale));
           },
           no_extra);
       anorm2 += alpha * alpha + beta * beta;
