@@ -40,6 +40,7 @@
 #include <KokkosSketch_SketchSize.hpp>
 #include <KokkosSketch_SyntheticMatrices.hpp>
 #include <KokkosSketch_SyntheticTensors.hpp>
+#include <KokkosSketch_Workspace.hpp>
 
 // The distributed layer, in a build with MPI (-DKokkosSketch_ENABLE_MPI=ON) only.
 #ifdef KOKKOSSKETCH_ENABLE_MPI

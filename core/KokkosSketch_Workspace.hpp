@@ -5,10 +5,13 @@
 /// Freeing device memory synchronizes on CUDA (cudaFree waits for the device), so an
 /// algorithm that allocated a temporary View per call would block its caller. Kernels that
 /// need scratch take it from this cache instead: one grow-only buffer per (stream, tag),
-/// released when Kokkos finalizes. Work on one stream is ordered, so reusing its buffer in the
-/// next call is safe; different streams get different buffers.
+/// released when Kokkos finalizes or, for one instance, by KokkosSketch::release_workspace().
+/// Work on one stream is ordered, so reusing its buffer in the next call is safe; different
+/// streams get different buffers.
 #ifndef KOKKOSSKETCH_WORKSPACE_HPP
 #define KOKKOSSKETCH_WORKSPACE_HPP
+
+#include <KokkosSketch_Compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -38,6 +41,32 @@ class WorkspaceCache {
                  bytes);
     }
     return v.data();
+  }
+
+  /// Frees every buffer of `key` (all tags); the caller has waited for the work that used
+  /// them. \return the bytes freed
+  static std::size_t release(const void* key) {
+    std::lock_guard<std::mutex> lock(mutex());
+    auto& buffers = map();
+    std::size_t bytes = 0;
+    for (auto it = buffers.begin(); it != buffers.end();) {
+      if (it->first.first == key) {
+        bytes += it->second.extent(0);
+        it = buffers.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return bytes;
+  }
+
+  /// \return the bytes held for `key` (all tags)
+  static std::size_t held(const void* key) {
+    std::lock_guard<std::mutex> lock(mutex());
+    std::size_t bytes = 0;
+    for (const auto& e : map())
+      if (e.first.first == key) bytes += e.second.extent(0);
+    return bytes;
   }
 
  private:
@@ -91,6 +120,32 @@ ViewType workspace_view(const ExecSpace& space, const std::string& tag,
 }
 
 }  // namespace Impl
+
+/// \brief Frees the device (or host) scratch memory that KokkosSketch keeps between calls on
+/// `space`'s stream (Impl::WorkspaceCache: grow-only buffers, per stream and purpose, kept so
+/// that a repeated call allocates nothing; e.g. the block partials of a reproducible
+/// distributed sketch, n_r / block_rows x k x d values). Waits for `space` first. The next
+/// call that needs scratch on `space` allocates it again. Call it between calls, never while
+/// another thread runs KokkosSketch work on the same instance.
+/// \param [in] space the instance whose scratch is freed
+/// \return the bytes freed
+template <class ExecSpace>
+std::size_t release_workspace(const ExecSpace& space) {
+  Impl::fence(space, "KokkosSketch::release_workspace");
+  return Impl::WorkspaceCache<typename ExecSpace::memory_space>::release(
+      Impl::WorkspaceKey<ExecSpace>::get(space));
+}
+
+/// \brief The bytes of scratch memory KokkosSketch keeps between calls on `space`'s stream
+/// (release_workspace() frees them).
+/// \param [in] space the instance
+/// \return bytes held, all purposes together
+template <class ExecSpace>
+std::size_t workspace_bytes(const ExecSpace& space) {
+  return Impl::WorkspaceCache<typename ExecSpace::memory_space>::held(
+      Impl::WorkspaceKey<ExecSpace>::get(space));
+}
+
 }  // namespace KokkosSketch
 
 #endif

@@ -249,8 +249,6 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     const CudaSolverHandles h = cuda_solver_handles(space);
     m_solver = h.solver;
     m_blas = h.blas;
-    m_info = info_view(static_cast<int*>(WorkspaceCache<Kokkos::CudaSpace>::get(
-        WorkspaceKey<Kokkos::Cuda>::get(space), "dense_la[devinfo]", sizeof(int))));
   }
   DenseLABackend(const DenseLABackend&) = delete;
   DenseLABackend& operator=(const DenseLABackend&) = delete;
@@ -259,7 +257,8 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::geqrf_buffer(m_solver, m, n, A, lda, &lwork));
     Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
-    KOKKOSSKETCH_CHECK_CUDA(lib::geqrf(m_solver, m, n, A, lda, tau, work, lwork, m_info.data()));
+    KOKKOSSKETCH_CHECK_CUDA(
+        lib::geqrf(m_solver, m, n, A, lda, tau, work, lwork, dev_info(space)));
     check_info(space, "cusolverDn<S|D>geqrf");
   }
 
@@ -268,7 +267,8 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::orgqr_buffer(m_solver, m, n, k, A, lda, tau, &lwork));
     Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
-    KOKKOSSKETCH_CHECK_CUDA(lib::orgqr(m_solver, m, n, k, A, lda, tau, work, lwork, m_info.data()));
+    KOKKOSSKETCH_CHECK_CUDA(
+        lib::orgqr(m_solver, m, n, k, A, lda, tau, work, lwork, dev_info(space)));
     check_info(space, "cusolverDn<S|D>orgqr");
   }
 
@@ -283,7 +283,7 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::potrf_buffer(m_solver, n, A, lda, &lwork));
     Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
-    KOKKOSSKETCH_CHECK_CUDA(lib::potrf(m_solver, n, A, lda, work, lwork, m_info.data()));
+    KOKKOSSKETCH_CHECK_CUDA(lib::potrf(m_solver, n, A, lda, work, lwork, dev_info(space)));
     const int info = read_info(space);
     KOKKOSSKETCH_THROW_IF(info < 0, "DenseLA::potrf", "cusolverDn<S|D>potrf rejected argument ",
                           -info);
@@ -389,7 +389,7 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
     KOKKOSSKETCH_CHECK_CUDA(
         lib::gesvd(m_solver, mm, nn, At, ldat, S, Ut, ldut, VTt, ldvtt, work, lwork, rwork,
-                   m_info.data()));
+                   dev_info(space)));
     if (wide) {
       transpose_raw(space, m, m, VTt, ldvtt, U, ldu);  // U = V' = (V'^T)^T, m x m
       transpose_raw(space, n, m, Ut, ldut, VT, ldvt);  // VT = U'^T, m x n
@@ -404,7 +404,7 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     int lwork = 0;
     KOKKOSSKETCH_CHECK_CUDA(lib::syevd_buffer(m_solver, n, A, lda, W, &lwork));
     Scalar* work = workspace(space, "dense_la[work]", std::size_t(lwork > 0 ? lwork : 1));
-    KOKKOSSKETCH_CHECK_CUDA(lib::syevd(m_solver, n, A, lda, W, work, lwork, m_info.data()));
+    KOKKOSSKETCH_CHECK_CUDA(lib::syevd(m_solver, n, A, lda, W, work, lwork, dev_info(space)));
     const int info = read_info(space);
     KOKKOSSKETCH_THROW_IF(info != 0, "DenseLA::syevd", "cusolverDn<S|D>syevd ",
                           info < 0 ? "rejected an argument" : "did not converge",
@@ -420,7 +420,7 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
   int read_info(const Kokkos::Cuda& space) {
     int info = 0;
     Kokkos::View<int, Kokkos::HostSpace> h(&info);
-    Kokkos::deep_copy(space, h, m_info);
+    Kokkos::deep_copy(space, h, info_view(dev_info(space)));
     fence(space, "KokkosSketch::DenseLA::devInfo");
     return info;
   }
@@ -480,10 +480,15 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
         WorkspaceKey<Kokkos::Cuda>::get(space), tag, n * sizeof(Scalar)));
   }
   using info_view = Kokkos::View<int, Kokkos::CudaSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  /// The stream's devInfo (WorkspaceCache, asked for at each use: release_workspace() may
+  /// have freed it since the plan was made).
+  static int* dev_info(const Kokkos::Cuda& space) {
+    return static_cast<int*>(WorkspaceCache<Kokkos::CudaSpace>::get(
+        WorkspaceKey<Kokkos::Cuda>::get(space), "dense_la[devinfo]", sizeof(int)));
+  }
 
   cusolverDnHandle_t m_solver = nullptr;
   cublasHandle_t m_blas = nullptr;
-  info_view m_info;  ///< the stream's devInfo (WorkspaceCache, read back after each call)
   Kokkos::View<int*, Kokkos::CudaSpace> m_infos;  ///< devInfos of potrf_deferred
   /// A device array of matrix pointers for the batched calls, and the batch it holds.
   struct PointerSlot {

@@ -8,6 +8,7 @@
 #include <KokkosSketch_DistributedTestUtils.hpp>
 #include <KokkosSketch_Operators.hpp>
 #include <KokkosSketch_TestUtils.hpp>
+#include <KokkosSketch_Workspace.hpp>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -375,7 +376,8 @@ TYPED_TEST(DistributedSketch, NonFiniteOnOneRankEveryTransport) {
 // instance's workspace (grow-only, reused by the next call): a small call, a larger one that
 // grows every buffer, and the small one again give the exact sums (CountSketch, exact terms;
 // entries multiples of 2^-20, so the reference is float(exact sum)) and the same bits as the
-// first call (Gaussian sketch, block partials), whatever the transport.
+// first call (Gaussian sketch, block partials), whatever the transport; after the larger
+// call, release_workspace frees what the instance holds, and the next call works.
 TYPED_TEST(DistributedSketch, ReproducibleWorkspaceReuse) {
   using Space = TypeParam;
   using y_t = Kokkos::View<float**, Kokkos::LayoutRight, typename Space::memory_space>;
@@ -420,6 +422,14 @@ TYPED_TEST(DistributedSketch, ReproducibleWorkspaceReuse) {
       if (call == 2)
         EXPECT_TRUE(same_bits(to_host(Yg), gaussian_first))
             << "Gaussian sketch after a larger call, " << transport_name(t);
+      if (call == 1) {
+        // The buffers the calls keep are the instance's: held now, freed by
+        // release_workspace (the next call allocates them again).
+        EXPECT_GT(workspace_bytes(Space()), std::size_t(0)) << transport_name(t);
+        const std::size_t freed = release_workspace(Space());
+        EXPECT_GT(freed, std::size_t(0)) << transport_name(t);
+        EXPECT_EQ(workspace_bytes(Space()), std::size_t(0)) << transport_name(t);
+      }
     }
   }
 }
