@@ -9,6 +9,7 @@
 
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_Workspace.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
@@ -569,7 +570,8 @@ void check_no_alias_crs(const char* f, const char* out_name, const OutView& out,
   check_no_alias(f, out_name, out, "A.graph.row_map", A.graph.row_map);
 }
 
-/// \brief Counts non-finite entries of a rank-2 View on `space` and waits for the count.
+/// \brief Counts non-finite entries of a rank-2 View (float, double, fp16 or bf16) on `space`
+/// and waits for the count.
 template <class ExecSpace, class View>
 std::int64_t count_nonfinite(const ExecSpace& space, const View& V, const char* label) {
   std::int64_t bad = 0;

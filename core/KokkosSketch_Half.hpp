@@ -178,6 +178,14 @@ KOKKOSSKETCH_FUNCTION float to_float(bf16 h) {
   return Impl::bits_float(std::uint32_t(h.bits) << 16);
 }
 
+namespace Impl {
+/// \brief Whether a binary16 is finite (exponent bits not all ones): the overload
+/// Impl::count_nonfinite finds for Views of fp16.
+KOKKOSSKETCH_FUNCTION bool isfinite(fp16 h) { return (h.bits & 0x7C00u) != 0x7C00u; }
+/// \brief Whether a bfloat16 is finite (exponent bits not all ones).
+KOKKOSSKETCH_FUNCTION bool isfinite(bf16 h) { return (h.bits & 0x7F80u) != 0x7F80u; }
+}  // namespace Impl
+
 /// \brief Deterministic FP32 standard normal draw from one 32-bit word, by inversion.
 ///
 /// Bit 31 gives the sign; the other 31 bits v give u = (v + 1/2) 2^-32 in (0, 1/2) and

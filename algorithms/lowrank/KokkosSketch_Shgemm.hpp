@@ -100,22 +100,6 @@ inline void check_shgemm_args(std::int64_t m, std::int64_t k, std::int64_t kb, s
                         "supported");
 }
 
-/// Number of NaN/Inf entries of a rank-2 View of fp16 (exponent bits all ones).
-template <class ExecSpace, class View>
-std::int64_t count_nonfinite_fp16(const ExecSpace& space, const View& V) {
-  std::int64_t bad = 0;
-  using policy_t =
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
-  Kokkos::parallel_reduce(
-      "KokkosSketch::shgemm[check_finite:B]",
-      policy_t(space, {0, 0}, {std::int64_t(V.extent(0)), std::int64_t(V.extent(1))}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j, std::int64_t & c) {
-        if ((V(i, j).bits & 0x7C00u) == 0x7C00u) ++c;
-      },
-      bad);
-  return bad;
-}
-
 /// (check_finite) Throws if C holds NaN/Inf after the product of finite A and B: the
 /// product overflowed FP32. Waits for the instance.
 template <class ExecSpace, class CView>
@@ -187,7 +171,8 @@ void shgemm(const ExecSpace& space, const AView& A, const BView& B, const CView&
   Impl::check_no_alias("shgemm", "C", C, "B", B);
   if (opts.check_finite) {
     Impl::check_shgemm_finite_a(space, A);
-    const std::int64_t bad = Impl::count_nonfinite_fp16(space, B);
+    const std::int64_t bad =
+        Impl::count_nonfinite(space, B, "KokkosSketch::shgemm[check_finite:B]");
     KOKKOSSKETCH_THROW_IF(bad != 0, "shgemm", bad, " entries of B are NaN or Inf (B is ",
                           B.extent(0), " x ", B.extent(1), ")");
   }

@@ -815,7 +815,8 @@ class ImplicitALS {
                                          std::string("KokkosSketch::ImplicitALS::") + name),
                       src.extent(0), src.extent(1));
     Kokkos::deep_copy(m_space, fresh, src);
-    const std::int64_t bad = Impl::als_count_nonfinite(m_space, fresh);  // waits
+    const std::int64_t bad =  // waits
+        Impl::count_nonfinite(m_space, fresh, "KokkosSketch::ImplicitALS::count_nonfinite");
     KOKKOSSKETCH_THROW_IF(bad != 0, f, bad, " entries of ", name, " are NaN or Inf (", name,
                           " is ", src.extent(0), " x ", src.extent(1),
                           "); the plan keeps its factors");

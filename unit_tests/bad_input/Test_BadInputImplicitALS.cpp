@@ -163,9 +163,9 @@ TYPED_TEST(BadInputImplicitALS, Members) {
   };
   TestUtil::run_bad_input_table(rows);
   // The rejected factors were not taken: the plans still hold their finite factors.
-  EXPECT_EQ(Impl::als_count_nonfinite(sp, fitted.user_factors()), 0);
-  EXPECT_EQ(Impl::als_count_nonfinite(sp, fitted.item_factors()), 0);
-  EXPECT_EQ(Impl::als_count_nonfinite(sp, fitted_bf.item_factors()), 0);
+  EXPECT_EQ(Impl::count_nonfinite(sp, fitted.user_factors(), "test"), 0);
+  EXPECT_EQ(Impl::count_nonfinite(sp, fitted.item_factors(), "test"), 0);
+  EXPECT_EQ(Impl::count_nonfinite(sp, fitted_bf.item_factors(), "test"), 0);
 }
 
 }  // namespace

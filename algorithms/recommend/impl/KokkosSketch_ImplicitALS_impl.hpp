@@ -46,23 +46,6 @@ KOKKOS_FORCEINLINE_FUNCTION float als_load(fp16 v) { return to_float(v); }
 /// \copydoc als_load(float)
 KOKKOS_FORCEINLINE_FUNCTION float als_load(bf16 v) { return to_float(v); }
 
-/// Non-finite entries of a rank-2 View of stored factors (float, FP16 or BF16), counted on
-/// `space`; waits for the count (the caller turns it into an Error).
-template <class ExecSpace, class View>
-std::int64_t als_count_nonfinite(const ExecSpace& space, const View& V) {
-  std::int64_t bad = 0;
-  using policy_t =
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
-  Kokkos::parallel_reduce(
-      "KokkosSketch::ImplicitALS::count_nonfinite",
-      policy_t(space, {0, 0}, {std::int64_t(V.extent(0)), std::int64_t(V.extent(1))}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j, std::int64_t& n) {
-        if (!Impl::isfinite(als_load(V(i, j)))) ++n;
-      },
-      bad);
-  return bad;
-}
-
 /// A float rounded to the storage type (to nearest, even).
 template <class S>
 KOKKOS_FORCEINLINE_FUNCTION S als_store(float v) {
