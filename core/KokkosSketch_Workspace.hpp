@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace KokkosSketch {
@@ -119,12 +120,49 @@ ViewType workspace_view(const ExecSpace& space, const std::string& tag,
   return ViewType(static_cast<value_t*>(p), layout);
 }
 
+/// \brief A host View of type `ViewType` over the (space, tag) buffer of the host workspace
+/// kept for `space`'s stream (WorkspaceCache of HostSpace, WorkspaceKey of the instance): the
+/// host side of a device instance's all-reductions and small host factorizations, so that a
+/// warm call allocates (and page-faults) no host memory either. Same validity rules as
+/// workspace_view(); KokkosSketch::release_workspace() frees it too.
+template <class ViewType, class ExecSpace>
+ViewType host_workspace_view(const ExecSpace& space, const std::string& tag,
+                             const typename ViewType::array_layout& layout) {
+  using value_t = typename ViewType::non_const_value_type;
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ViewType::memory_space>::accessible,
+                "KokkosSketch: host_workspace_view needs a View of host memory");
+  const ViewType probe(static_cast<value_t*>(nullptr), layout);
+  const std::size_t bytes = probe.span() * sizeof(value_t);
+  void* p = WorkspaceCache<Kokkos::HostSpace>::get(WorkspaceKey<ExecSpace>::get(space),
+                                                   "host:" + tag, bytes);
+  return ViewType(static_cast<value_t*>(p), layout);
+}
+
+/// \brief The host mirror of `v` (a View of `space`'s memory): `v` itself where the host can
+/// read it, else a host_workspace_view() of the same extents (contents undefined).
+template <class ExecSpace, class View>
+typename View::HostMirror workspace_mirror(const ExecSpace& space, const std::string& tag,
+                                           const View& v) {
+  using mirror_t = typename View::HostMirror;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename View::memory_space>::accessible) {
+    (void)space;
+    (void)tag;
+    return Kokkos::create_mirror_view(v);
+  } else {
+    return host_workspace_view<mirror_t>(space, tag, v.layout());
+  }
+}
+
 }  // namespace Impl
 
 /// \brief Frees the device (or host) scratch memory that KokkosSketch keeps between calls on
 /// `space`'s stream (Impl::WorkspaceCache: grow-only buffers, per stream and purpose, kept so
 /// that a repeated call allocates nothing; e.g. the block partials of a reproducible
-/// distributed sketch, n_r / block_rows x k x d values). Waits for `space` first. The next
+/// distributed sketch, n_r / block_rows x k x d values, or the range basis of a distributed
+/// randomized SVD and its FP64 copy, 12 n_r k bytes for float), with the host buffers kept
+/// for a device instance (the host side of its all-reductions). Waits for `space` first. The next
 /// call that needs scratch on `space` allocates it again. Call it between calls, never while
 /// another thread runs KokkosSketch work on the same instance.
 /// \param [in] space the instance whose scratch is freed
@@ -132,8 +170,11 @@ ViewType workspace_view(const ExecSpace& space, const std::string& tag,
 template <class ExecSpace>
 std::size_t release_workspace(const ExecSpace& space) {
   Impl::fence(space, "KokkosSketch::release_workspace");
-  return Impl::WorkspaceCache<typename ExecSpace::memory_space>::release(
-      Impl::WorkspaceKey<ExecSpace>::get(space));
+  const void* key = Impl::WorkspaceKey<ExecSpace>::get(space);
+  std::size_t bytes = Impl::WorkspaceCache<typename ExecSpace::memory_space>::release(key);
+  if constexpr (!std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value)
+    bytes += Impl::WorkspaceCache<Kokkos::HostSpace>::release(key);
+  return bytes;
 }
 
 /// \brief The bytes of scratch memory KokkosSketch keeps between calls on `space`'s stream
@@ -142,8 +183,11 @@ std::size_t release_workspace(const ExecSpace& space) {
 /// \return bytes held, all purposes together
 template <class ExecSpace>
 std::size_t workspace_bytes(const ExecSpace& space) {
-  return Impl::WorkspaceCache<typename ExecSpace::memory_space>::held(
-      Impl::WorkspaceKey<ExecSpace>::get(space));
+  const void* key = Impl::WorkspaceKey<ExecSpace>::get(space);
+  std::size_t bytes = Impl::WorkspaceCache<typename ExecSpace::memory_space>::held(key);
+  if constexpr (!std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value)
+    bytes += Impl::WorkspaceCache<Kokkos::HostSpace>::held(key);
+  return bytes;
 }
 
 }  // namespace KokkosSketch

@@ -19,6 +19,7 @@
 #include <KokkosSketch_EntryGuard.hpp>
 #include <KokkosSketch_LeastSquares.hpp>
 #include <KokkosSketch_Profiling.hpp>
+#include <KokkosSketch_Workspace.hpp>
 #include <impl/KokkosSketch_DistributedComm_impl.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -109,7 +110,8 @@ namespace Distributed {
 ///
 /// Cost per rank: the distributed sketch of A and of b (docs/distributed/distributed.md), the QR of
 /// the k x (d + 1) sketch (replicated), 2 n_r d flops for the local residual, and one allreduce
-/// of 8 bytes.
+/// of 8 bytes. This rank's b (n_r entries) stays in the instance's workspace after the call
+/// (KokkosSketch::release_workspace frees it).
 template <class ExecSpace, class AView, class BView, class XView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                Kokkos::is_view<AView>::value,
@@ -147,8 +149,8 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const RowDistributed
     KI::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, sk.kind, nr, d, k, false);
     KI::check_no_alias(f, "x", x, "A.local()", A.local());
     KI::check_no_alias(f, "x", x, "b", b);
-    b2 = col_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::b"),
-               std::size_t(nr), 1);
+    b2 = KI::workspace_view<col_t>(space, "distributed::lsq[b]",
+                                   Kokkos::LayoutLeft(std::size_t(nr), 1));
     if (nr > 0) KI::set_column(space, b, b2, 0);
   });
   KI::agree(comm, f, outcome,
@@ -235,7 +237,9 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const RowDistributed
 ///
 /// Cost per rank: the distributed sketch of A and of b (docs/distributed/distributed.md), the
 /// QR of the k x (d + 1) sketch (replicated), then per iteration 4 n_r d + 2 d^2 flops, one
-/// allreduce of 8 (d + 3) bytes and one device-host round trip of d scalars.
+/// allreduce of 8 (d + 3) bytes and one device-host round trip of d scalars. The n_r-vectors
+/// (this rank's b and u) stay in the instance's workspace after the call
+/// (KokkosSketch::release_workspace frees them).
 template <class ExecSpace, class AView, class BView, class XView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                Kokkos::is_view<AView>::value,
@@ -284,8 +288,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
     KI::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, sk.kind, nr, d, sk.rows, true);
     KI::check_no_alias(f, "x", x, "A.local()", A.local());
     KI::check_no_alias(f, "x", x, "b", b);
-    b2 = col_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::b"),
-               std::size_t(nr), 1);
+    b2 = KI::workspace_view<col_t>(space, "distributed::lsq[b]",
+                                   Kokkos::LayoutLeft(std::size_t(nr), 1));
     if (nr > 0) KI::set_column(space, b, b2, 0);
   });
   std::int64_t tol_bits = 0;
@@ -323,8 +327,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
   typename hla_t::matrix_type hR;
   hvec_t hy, h_td;
   outcome = KI::run_local(f, [&] {
-    u = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::u"),
-              nr);
+    u = KI::workspace_view<vec_t>(space, "distributed::lsq[u]",
+                                  typename vec_t::array_layout(std::size_t(nr)));
     td = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::td"),
                d + 1);
     hR = typename hla_t::matrix_type(

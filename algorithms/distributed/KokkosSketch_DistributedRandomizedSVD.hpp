@@ -22,6 +22,7 @@
 #include <KokkosSketch_Orthonormalize.hpp>
 #include <KokkosSketch_Profiling.hpp>
 #include <KokkosSketch_RandomizedSVD.hpp>
+#include <KokkosSketch_Workspace.hpp>
 #include <impl/KokkosSketch_DistributedComm_impl.hpp>
 #include <impl/KokkosSketch_DistributedRandomizedSVD_impl.hpp>
 
@@ -112,7 +113,9 @@ namespace Distributed {
 /// Workspace per rank: (n_r + 3 d + 2 k) k Scalars (4 d k bytes more for double: the FP32
 /// draw of Omega), 8 (n_r k + k^2) bytes for the FP64 copy of Y and the Gram matrix, with
 /// power iterations the orthonormalizer's 8 (d k + 4 k^2) bytes, and on device spaces host
-/// mirrors of the all-reduced matrices (d k Scalars and k^2 doubles).
+/// mirrors of the all-reduced matrices (d k Scalars and k^2 doubles). All but the
+/// orthonormalizer's are kept in the instance's workspace after the call, so that the next
+/// call allocates and frees nothing; KokkosSketch::release_workspace(space) frees them.
 template <class ExecSpace, class AView, class UView, class SView, class VView,
           std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                Kokkos::is_view<AView>::value,
@@ -214,27 +217,26 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
     if (q > 0) ws.add("the FP64 copy of Z", d + 4 * k, k, sizeof(double), cause);
     ws.template check<mem_t>();
     if (opts.check_finite && nr > 0) KI::check_finite_input(f, space, A.local(), "A.local()");
-    const auto alloc = [&](const char* label, std::int64_t r, std::int64_t c) {
-      return mat_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                      std::string("KokkosSketch::Distributed::rsvd::") + label),
-                   std::size_t(r), std::size_t(c));
+    // Every buffer from the instance's workspace (Impl::workspace_view): a warm call
+    // allocates and frees nothing (a cudaFree of Y waits for the device); the host mirrors
+    // from its host workspace.
+    const auto ws_mat = [&](const char* tag, std::int64_t r, std::int64_t c) {
+      return KI::workspace_view<mat_t>(space, std::string("distributed::rsvd[") + tag + "]",
+                                       Kokkos::LayoutLeft(std::size_t(r), std::size_t(c)));
     };
-    Y = alloc("Y", nr, k);
-    Z = alloc("Z", d, k);
-    Ub = alloc("Ub", d, k);
-    VT = alloc("VT", k, k);
-    W = alloc("W", k, p);
-    Sk = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                  "KokkosSketch::Distributed::rsvd::Sk"),
-               std::size_t(k));
-    X = dmat_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                  "KokkosSketch::Distributed::rsvd::X"),
-               std::size_t(nr), std::size_t(k));
-    G = dmat_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                  "KokkosSketch::Distributed::rsvd::G"),
-               std::size_t(k), std::size_t(k));
-    hG = Kokkos::create_mirror_view(G);
-    hZ = Kokkos::create_mirror_view(Z);
+    Y = ws_mat("Y", nr, k);
+    Z = ws_mat("Z", d, k);
+    Ub = ws_mat("Ub", d, k);
+    VT = ws_mat("VT", k, k);
+    W = ws_mat("W", k, p);
+    Sk = KI::workspace_view<vec_t>(space, "distributed::rsvd[Sk]",
+                                   typename vec_t::array_layout(std::size_t(k)));
+    X = KI::workspace_view<dmat_t>(space, "distributed::rsvd[X]",
+                                   Kokkos::LayoutLeft(std::size_t(nr), std::size_t(k)));
+    G = KI::workspace_view<dmat_t>(space, "distributed::rsvd[G]",
+                                   Kokkos::LayoutLeft(std::size_t(k), std::size_t(k)));
+    hG = KI::workspace_mirror(space, "distributed::rsvd[G]", G);
+    hZ = KI::workspace_mirror(space, "distributed::rsvd[Z]", Z);
     la64 = std::make_unique<KI::DenseLA<ExecSpace, double>>(space);
     if (q > 0) {
       ortho = std::make_unique<ortho_t>(la, opts.qr, "KokkosSketch::Distributed::rsvd::");
@@ -242,14 +244,13 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
       ortho->reserve_fp64(d * k, 4 * k * k);
     }
     // 1. Omega: the single-process plan's (FP16 Gaussian values, materialized in FP32).
-    Omega32 = fmat_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                        "KokkosSketch::Distributed::rsvd::Omega32"),
-                     std::size_t(d), std::size_t(k));
+    Omega32 = KI::workspace_view<fmat_t>(space, "distributed::rsvd[Omega32]",
+                                         Kokkos::LayoutLeft(std::size_t(d), std::size_t(k)));
     materialize(space, HalfGaussianOp<fp16>(state, d, k), Omega32);
     if constexpr (std::is_same<scalar_t, float>::value) {
       Omega = Omega32;
     } else {
-      Omega = alloc("Omega", d, k);
+      Omega = ws_mat("Omega", d, k);
       KI::convert_entries(space, Omega32, Omega);
     }
   });
@@ -337,16 +338,15 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
         // B^T to the host, its SVD by LAPACK there (the same on every rank), the factors back.
         using host_space = Kokkos::DefaultHostExecutionSpace;
         KI::DenseLA<host_space, scalar_t> hla{host_space()};
-        const auto hSk = Kokkos::create_mirror_view(Sk);
-        const auto hUb = Kokkos::create_mirror_view(Ub);
-        const auto hVT = Kokkos::create_mirror_view(VT);
+        const auto hSk = KI::workspace_mirror(space, "distributed::rsvd[Sk]", Sk);
+        const auto hUb = KI::workspace_mirror(space, "distributed::rsvd[Ub]", Ub);
+        const auto hVT = KI::workspace_mirror(space, "distributed::rsvd[VT]", VT);
         Kokkos::deep_copy(space, hZ, Z);
         space.fence();  // LAPACK reads hZ
         hla.gesvd(hZ, hSk, hUb, hVT, driver);
         Kokkos::deep_copy(space, Sk, hSk);
         Kokkos::deep_copy(space, Ub, hUb);
         Kokkos::deep_copy(space, VT, hVT);
-        space.fence();  // the host factors die with this block
       } else {
         la.gesvd(Z, Sk, Ub, VT, driver);
       }
@@ -365,7 +365,7 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
                             " entries of U_local, sigma and V are NaN or Inf: A is finite, so "
                             "the computation overflowed (scale A down)");
     }
-    space.fence();  // the host mirrors and workspaces die with the call
+    space.fence();  // the outputs are complete on return; the host mirrors are reused
   });
   KI::agree(comm, f, outcome);
   return info;

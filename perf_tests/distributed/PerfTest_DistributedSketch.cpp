@@ -33,8 +33,8 @@
 // the multi-GPU issue's: a Gaussian sketch of A 16.8M x 64 with k = 256, a CountSketch of the
 // same A with k = 4096, a sparse projection of D = 4.2M rows); KOKKOSSKETCH_BENCH_WEAK=1 makes
 // n the rows of each rank (weak scaling: the global problem grows with the ranks, names carry
-// /weak); KOKKOSSKETCH_BENCH_NSCALE=x multiplies n of the three sketches (the size at which
-// a short kernel scales; names carry the n in use); KOKKOSSKETCH_BENCH_KSCALE=x multiplies the reduce-only problem's k (and its
+// /weak); KOKKOSSKETCH_BENCH_NSCALE=x multiplies n of the three sketches and of the least
+// squares (the size at which a call scales; names carry the n in use); KOKKOSSKETCH_BENCH_KSCALE=x multiplies the reduce-only problem's k (and its
 // NCCL baselines'); KOKKOSSKETCH_BENCH_MIN_TIME and KOKKOSSKETCH_BENCH_REPETITIONS override seconds per
 // repetition and repetitions. Run one rank per GPU (e.g. each rank's CUDA_VISIBLE_DEVICES set
 // from its local rank).
@@ -448,7 +448,8 @@ void register_rsvd() {
 //   dist_lsq_precondition/<space>/<reduction>[/weak]/n:/d:  counter lsqr_iterations;
 //   dist_lsq_solve/<space>/<reduction>[/weak]/n:/d:
 // Sizes: small n = 100000, d = 16; full n = 1000000, d = 64 on hosts and n = 4194304, d = 64
-// on device spaces; KOKKOSSKETCH_BENCH_WEAK=1: n rows per rank.
+// on device spaces; KOKKOSSKETCH_BENCH_NSCALE=x multiplies n; KOKKOSSKETCH_BENCH_WEAK=1: n
+// rows per rank.
 
 /// This rank's rows of an even split of the least-squares problem, built once per (n, d).
 template <class Space>
@@ -505,6 +506,7 @@ void register_lsq() {
   const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                                   typename Space::memory_space>::accessible;
   std::int64_t n = full ? (device ? 4194304 : 1000000) : 100000;
+  n = std::int64_t(double(n) * env_or("KOKKOSSKETCH_BENCH_NSCALE", 1.0));
   const std::int64_t d = full ? 64 : 16;
   const bool weak = env_or("KOKKOSSKETCH_BENCH_WEAK", 0.0) != 0.0;
   const std::string wk = weak ? "/weak" : "";

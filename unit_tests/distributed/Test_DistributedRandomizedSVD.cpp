@@ -4,8 +4,9 @@
 // (uneven, with ranks of no rows) the singular values match the known ones, U (over the
 // ranks) is orthonormal, A V = U Sigma, V spans the leading right singular vectors of an FP64
 // LAPACK SVD of the whole matrix, and U, sigma, V equal the single-process RandomizedSVD to
-// rounding; the bytes all-reduced follow the documented formula; bad arguments on one or
-// every rank make every rank throw the same Error.
+// rounding; the bytes all-reduced follow the documented formula; on every execution space
+// and transport the same accuracy, and warm calls (workspace reuse) give the same bits; bad
+// arguments on one or every rank make every rank throw the same Error.
 #include <KokkosSketch_Distributed.hpp>
 #include <KokkosSketch_DistributedTestUtils.hpp>
 #include <KokkosSketch_RandomizedSVD.hpp>
@@ -221,6 +222,57 @@ TEST(DistributedRandomizedSVD, ReplicatedOutputsAreTheSameOnEveryRank) {
   root = mine;
   MPI_Bcast(root.data(), int(root.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
   EXPECT_TRUE(same_bits(mine, root));
+}
+
+// ---- Every execution space (the device ones with each transport): the accuracy checks
+// above, and the instance's workspace: a warm call after a larger one (which grew the
+// buffers) gives the first call's bits, and release_workspace frees what the calls kept.
+
+template <class S>
+class DistributedRandomizedSVDSpace : public ::testing::Test {};
+TYPED_TEST_SUITE(DistributedRandomizedSVDSpace, ExecutionSpaces, SpaceName);
+
+TYPED_TEST(DistributedRandomizedSVDSpace, KnownSpectrumAndWarmCalls) {
+  using S = TypeParam;
+  using smat = Kokkos::View<float**, Kokkos::LayoutLeft, typename S::memory_space>;
+  using svec = Kokkos::View<float*, typename S::memory_space>;
+  const auto a = known_matrix();
+  const auto Vref = reference_v(a);
+  const auto part = my_rows(1);
+  const auto local = rows_view<float, S>(a, d, part.first, part.second);
+  const Distributed::RowDistributedMatrix<smat> A(local, part.first, n, d, MPI_COMM_WORLD);
+  for (const auto t : explicit_transports<S>()) {
+    Distributed::DistributedOptions dopts;
+    dopts.transport = t;
+    std::vector<double> first;
+    for (int call = 0; call < 3; ++call) {
+      const std::int64_t pc = call == 1 ? 2 * p : p;  // the middle call grows the buffers
+      smat U("U", part.second, pc), V("V", d, pc);
+      svec sig("sigma", pc);
+      const auto info = Distributed::randomized_svd(S(), A, pc, U, sig, V, RNGState(7),
+                                                    options<float>(1), dopts);
+      const std::string what = std::string(S::name()) + ", " + transport_name(t) + ", call " +
+                               std::to_string(call);
+      EXPECT_EQ(info.nccl, t == Distributed::Transport::nccl) << what;
+      if (call == 1) continue;
+      mat<float> hU("hU", part.second, p), hV("hV", d, p);
+      vec<float> hs("hs", p);
+      Kokkos::deep_copy(hU, U);
+      Kokkos::deep_copy(hV, V);
+      Kokkos::deep_copy(hs, sig);
+      check_result<float>(a, Vref, part.first, part.second, hU, hs, hV, 2e-4, what);
+      std::vector<double> bits = to_host(U), v = to_host(V);
+      bits.insert(bits.end(), v.begin(), v.end());
+      for (std::int64_t j = 0; j < p; ++j) bits.push_back(double(hs(j)));
+      if (call == 0)
+        first = bits;
+      else
+        EXPECT_TRUE(same_bits(bits, first)) << what << " against call 0";
+    }
+    EXPECT_GT(workspace_bytes(S()), std::size_t(0)) << transport_name(t);
+    EXPECT_GT(release_workspace(S()), std::size_t(0)) << transport_name(t);
+    EXPECT_EQ(workspace_bytes(S()), std::size_t(0)) << transport_name(t);
+  }
 }
 
 // ---- Collective errors: every rank throws the same Error, none hangs.

@@ -15,6 +15,7 @@
 #include <KokkosSketch_DistributedOptions.hpp>
 #include <KokkosSketch_Error.hpp>
 #include <KokkosSketch_Orthonormalize.hpp>
+#include <KokkosSketch_Profiling.hpp>
 #include <impl/KokkosSketch_DistributedComm_impl.hpp>
 #include <impl/KokkosSketch_DistributedSketch_impl.hpp>
 
@@ -105,17 +106,24 @@ void drsvd_cholesky_qr(const DrsvdComm<ExecSpace>& c, DenseLA<ExecSpace, double>
   const std::int64_t nr = X.extent(0), k = G.extent(0);
   c.info->orthonormalizations += 1;
   auto pass = [&](double shift_factor) -> bool {
-    drsvd_allreduce(c, G, hG, before, [&](const GView& Gr) {
-      if (nr > 0)
-        la.gemm("T", "N", 1.0, X, X, 0.0, Gr);
-      else
-        Kokkos::deep_copy(c.space, Gr, 0.0);
-    });
+    {
+      ScopedRegion step("Distributed::cholesky_qr::gram");
+      drsvd_allreduce(c, G, hG, before, [&](const GView& Gr) {
+        if (nr > 0)
+          la.gemm("T", "N", 1.0, X, X, 0.0, Gr);
+        else
+          Kokkos::deep_copy(c.space, Gr, 0.0);
+      });
+    }
     before = LocalOutcome{};
     std::int64_t ok = 0;
     const LocalOutcome out = run_local(c.f, [&] {
       if (shift_factor > 0) shift_diagonals(c.space, G.data(), k, 1, shift_factor);
-      ok = la.potrf(G) ? 1 : 0;  // waits: a host decision
+      {
+        ScopedRegion step("Distributed::cholesky_qr::potrf");
+        ok = la.potrf(G) ? 1 : 0;  // waits: a host decision
+      }
+      ScopedRegion step("Distributed::cholesky_qr::trsm");
       if (ok != 0 && nr > 0) la.trsm(Side::right, Trans::none, G, X);
     });
     agree(c.comm, c.f, out, {{"the success of the Cholesky factorization of the Gram matrix", ok}});
