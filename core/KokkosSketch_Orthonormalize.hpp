@@ -86,6 +86,22 @@ void shift_diagonals(const ExecSpace& space, double* G, std::int64_t n, int coun
       });
 }
 
+/// \brief Rinv <- R^{-1} for the upper-triangular k x k R in the upper triangle of `R` (its
+/// lower triangle is not read): the identity, then one triangular solve R Rinv = I (Rinv is
+/// upper triangular, zeros below the diagonal). Asynchronous. A tall X R^{-1} is then one
+/// GEMM, X Rinv, out of place: cuBLAS's TRSM of an X of 4.2M x 74 doubles took 12.0 ms on an
+/// H200 where the Gram GEMM of the same X took 2.1 ms (run H200x4-81, docs/performance.md).
+template <class ExecSpace, class RView, class RinvView>
+void upper_inverse(const ExecSpace& space, DenseLA<ExecSpace, double>& la, const RView& R,
+                   const RinvView& Rinv) {
+  const std::int64_t k = R.extent(0);
+  Kokkos::parallel_for(
+      "KokkosSketch::cholesky_qr::identity",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, k * k),
+      KOKKOS_LAMBDA(const std::int64_t e) { Rinv(e % k, e / k) = e % k == e / k ? 1.0 : 0.0; });
+  la.trsm(Side::left, Trans::none, R, Rinv);
+}
+
 /// Shift constant of shifted CholeskyQR (Fukaya, Kannan, Nakatsukasa, Yamamoto & Yanagisawa,
 /// SIAM J. Sci. Comput. 42(1), 2020): s = 11 (m k + k (k + 1)) u ||X||_2^2 with u the unit
 /// roundoff of FP64; ||X||_2^2 is bounded by ||X||_F^2 = trace(X^T X), so the factor applied

@@ -108,10 +108,11 @@ namespace Distributed {
 ///   rank.
 ///
 /// Cost per rank (flops): 2 n_r d k for Y_r, 4 n_r d k per power iteration, 2 n_r d k for
-/// B^T_r, 2 n_r k^2 for U_r, about 4 n_r k^2 per CholeskyQR pass (FP64 Gram matrix and
-/// triangular solve), and, replicated, O(k^3) per factorization and O(d k^2) for the SVD.
+/// B^T_r, 2 n_r k^2 for U_r, about 4 n_r k^2 per CholeskyQR pass (FP64 Gram matrix and the
+/// product by R^{-1}), and, replicated, O(k^3) per factorization and O(d k^2) for the SVD.
 /// Workspace per rank: (n_r + 3 d + 2 k) k Scalars (4 d k bytes more for double: the FP32
-/// draw of Omega), 8 (n_r k + k^2) bytes for the FP64 copy of Y and the Gram matrix, with
+/// draw of Omega), 16 (n_r k + k^2) bytes for two FP64 copies of Y (each CholeskyQR pass
+/// applies R^{-1} by a GEMM from one into the other), the Gram matrix and R^{-1}, with
 /// power iterations the orthonormalizer's 8 (d k + 4 k^2) bytes, and on device spaces host
 /// mirrors of the all-reduced matrices (d k Scalars and k^2 doubles). All but the
 /// orthonormalizer's are kept in the instance's workspace after the call, so that the next
@@ -158,7 +159,7 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
   mat_t Omega, Y, Z, Ub, VT, W;
   fmat_t Omega32;
   vec_t Sk;
-  dmat_t X, G;
+  dmat_t X, X2, G, Rinv;
   typename dmat_t::HostMirror hG;
   typename mat_t::HostMirror hZ;
   KI::DenseLA<ExecSpace, scalar_t> la(space);
@@ -209,11 +210,11 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
                                          " with A of ", n, " x ", d, " (", nr, " rows here)");
     KI::WorkspaceEstimate ws(f);
     ws.add("Y", nr, k, sizeof(scalar_t), cause)
-        .add("the FP64 copy of Y", nr, k, sizeof(double), cause)
+        .add("the two FP64 copies of Y", 2 * nr, k, sizeof(double), cause)
         .add("Omega, Z, Ub", 3 * d, k, sizeof(scalar_t), cause)
         .add("Omega (FP32)", d, k, sizeof(float), cause)
         .add("the small factors", 3 * k, k, sizeof(scalar_t), cause)
-        .add("the Gram matrix", k, k, sizeof(double), cause);
+        .add("the Gram matrix and R^{-1}", 2 * k, k, sizeof(double), cause);
     if (q > 0) ws.add("the FP64 copy of Z", d + 4 * k, k, sizeof(double), cause);
     ws.template check<mem_t>();
     if (opts.check_finite && nr > 0) KI::check_finite_input(f, space, A.local(), "A.local()");
@@ -233,8 +234,12 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
                                    typename vec_t::array_layout(std::size_t(k)));
     X = KI::workspace_view<dmat_t>(space, "distributed::rsvd[X]",
                                    Kokkos::LayoutLeft(std::size_t(nr), std::size_t(k)));
+    X2 = KI::workspace_view<dmat_t>(space, "distributed::rsvd[X2]",
+                                    Kokkos::LayoutLeft(std::size_t(nr), std::size_t(k)));
     G = KI::workspace_view<dmat_t>(space, "distributed::rsvd[G]",
                                    Kokkos::LayoutLeft(std::size_t(k), std::size_t(k)));
+    Rinv = KI::workspace_view<dmat_t>(space, "distributed::rsvd[Rinv]",
+                                      Kokkos::LayoutLeft(std::size_t(k), std::size_t(k)));
     hG = KI::workspace_mirror(space, "distributed::rsvd[G]", G);
     hZ = KI::workspace_mirror(space, "distributed::rsvd[Z]", Z);
     la64 = std::make_unique<KI::DenseLA<ExecSpace, double>>(space);
@@ -277,7 +282,7 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
   // Q = orth(Y) over the ranks, through the FP64 copy X.
   const auto orthonormalize_Y = [&](const KI::LocalOutcome& before, const char* what) {
     KI::ScopedRegion step("Distributed::randomized_svd::orthonormalize");
-    KI::drsvd_cholesky_qr(c, *la64, X, G, hG, n, shifted, before, what);
+    KI::drsvd_cholesky_qr(c, *la64, X, X2, G, Rinv, hG, n, shifted, before, what);
     if (nr > 0) KI::convert_entries(space, X, Y);
   };
 
