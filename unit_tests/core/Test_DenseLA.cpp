@@ -164,6 +164,48 @@ TYPED_TEST(DenseLATest, GemmMatchesHostProduct) {
                                  1e-13, 1e-13, n));
 }
 
+// convert_entries: doubles to floats, each entry rounded once as the host rounds it, through
+// the flat path (both Views contiguous, of one layout and one extent; a LayoutLeft window of
+// leading columns is such a View) and the 2-D path (a LayoutRight window of leading columns,
+// which is strided, and mixed layouts).
+template <class Space, class SrcLayout, class DstLayout>
+void check_convert_window(const std::vector<double>& a, std::int64_t m, std::int64_t n) {
+  const auto whole = TestUtil::to_view<double, SrcLayout, Space>(a, m, n + 1);
+  Kokkos::View<float**, DstLayout, typename Space::memory_space> F("F", m, n);
+  Impl::convert_entries(Space{}, Kokkos::subview(whole, Kokkos::ALL, std::make_pair(0, int(n))),
+                        F);
+  const auto got = TestUtil::to_host(F);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      ASSERT_EQ(got[std::size_t(i * n + j)], double(float(a[std::size_t(i * (n + 1) + j)])))
+          << "window, (" << i << ", " << j << ")";
+}
+
+template <class Space, class Layout>
+void check_convert_flat(const std::vector<double>& a, std::int64_t m, std::int64_t n) {
+  const auto D = TestUtil::to_view<double, Layout, Space>(a, m, n);
+  Kokkos::View<float**, Layout, typename Space::memory_space> F("F", m, n);
+  Impl::convert_entries(Space{}, D, F);
+  const auto got = TestUtil::to_host(F);
+  for (std::size_t e = 0; e < a.size(); ++e)
+    ASSERT_EQ(got[e], double(float(a[e]))) << "flat path, entry " << e;
+}
+
+TYPED_TEST(DenseLATest, ConvertEntriesRoundsEachEntryOnce) {
+  using Space = TypeParam;
+  using L = Kokkos::LayoutLeft;
+  using R = Kokkos::LayoutRight;
+  const std::int64_t m = 301, n = 7;
+  auto a = random_data(m, n + 1, 21);
+  for (auto& x : a) x *= 1.0 + 0x1p-40;  // not representable in float
+  check_convert_flat<Space, L>(a, m, n + 1);
+  check_convert_flat<Space, R>(a, m, n + 1);
+  check_convert_window<Space, L, L>(a, m, n);
+  check_convert_window<Space, R, R>(a, m, n);
+  check_convert_window<Space, L, R>(a, m, n);
+  check_convert_window<Space, R, L>(a, m, n);
+}
+
 // gemv and gemm with beta = 0 overwrite y / C even when they hold NaN (Kokkos Kernels 3.4
 // computes beta * y in gemv("T") with a LayoutRight A; DenseLA zeroes y first).
 TYPED_TEST(DenseLATest, GemvGemmIgnoreOutputWhenBetaIsZero) {

@@ -2,7 +2,8 @@
 // Tests of the shared orthonormalizer (core/KokkosSketch_Orthonormalize.hpp, used by both
 // low-rank plans): every QRMethod gives orthonormal columns spanning the input's range and
 // R with X = Q R; the batched CholeskyQR agrees with the one-matrix path; a rank-deficient
-// matrix makes the Cholesky-based methods fall back to Householder, counted.
+// matrix makes the Cholesky-based methods fall back to Householder, counted; upper_inverse
+// (the distributed CholeskyQR's R^{-1}) inverts a triangular factor without reading below it.
 // (A core test: unit_tests/core is another slice's; it lives here until moved.)
 #include <KokkosSketch_Orthonormalize.hpp>
 #include <KokkosSketch_TestUtils.hpp>
@@ -134,6 +135,33 @@ TYPED_TEST(OrthonormalizeTest, RankDeficientFallsBackToHouseholder) {
     if (ortho.cholesky_fallbacks() == 1)  // Householder: orthonormal whatever the rank
       EXPECT_LT(defect(host<Space>(x.data(), m, k), m, k), 1e-12) << qr_name(q);
   }
+}
+
+/// upper_inverse: R Rinv = I to rounding for an upper-triangular R (its lower triangle
+/// holding garbage, which must not be read), with exact zeros below Rinv's diagonal.
+TYPED_TEST(OrthonormalizeTest, UpperInverseOfTriangularFactor) {
+  using Space = TypeParam;
+  using mat_t = Kokkos::View<double**, Kokkos::LayoutLeft, typename Space::memory_space>;
+  const std::int64_t k = 23;
+  mat_t R("R", k, k), Rinv("Rinv", k, k);
+  auto hR = Kokkos::create_mirror_view(R);
+  for (std::int64_t i = 0; i < k; ++i)
+    for (std::int64_t j = 0; j < k; ++j)
+      hR(i, j) = i > j ? 1e300 : (i == j ? 2.0 + 0.1 * double(i) : std::sin(double(3 * i + j)));
+  Kokkos::deep_copy(R, hR);
+  Impl::DenseLA<Space, double> la{Space()};
+  Impl::upper_inverse(Space(), la, R, Rinv);
+  const auto hI = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Rinv);
+  for (std::int64_t i = 0; i < k; ++i)
+    for (std::int64_t j = 0; j < k; ++j) {
+      if (i > j) {
+        EXPECT_EQ(hI(i, j), 0.0) << "below the diagonal, (" << i << ", " << j << ")";
+        continue;
+      }
+      double e = 0;  // (R Rinv)(i, j) over the upper triangles only
+      for (std::int64_t l = i; l <= j; ++l) e += hR(i, l) * hI(l, j);
+      EXPECT_NEAR(e, i == j ? 1.0 : 0.0, 1e-13) << "(R Rinv)(" << i << ", " << j << ")";
+    }
 }
 
 }  // namespace
