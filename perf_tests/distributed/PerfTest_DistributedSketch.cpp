@@ -330,12 +330,14 @@ void register_space() {
 }
 
 // ---- dist_rsvd: Distributed::randomized_svd (issues 18 and 24), a block of its own.
-//   dist_rsvd/<space>/<transport>[/weak]/n:/d:/rank:/q:  randomized SVD of a float A
+//   dist_rsvd/<space>/<transport>[/weak][/checked]/n:/d:/rank:/q:  randomized SVD of a float A
 //   (LayoutLeft, FillHashed: full rank) with oversampling 10 and q power iterations; U of
 //   the local rows, sigma and V replicated. Default sizes: n = 200000, d = 64, rank 16 (strong
 //   scaling: n over all ranks; KOKKOSSKETCH_BENCH_WEAK=1: n per rank); full sizes: 4194304 x
 //   256 with rank 64 on a device space, 1000000 x 128 with rank 32 on the host;
-//   KOKKOSSKETCH_BENCH_RSVD_SIZE=n:d:rank sets them. <transport>:
+//   KOKKOSSKETCH_BENCH_RSVD_SIZE=n:d:rank sets them; check_finite off unless
+//   KOKKOSSKETCH_BENCH_CHECK_FINITE=1 (/checked: the NaN/Inf checks of A, Y and the outputs,
+//   the call's default). <transport>:
 //   automatic (NCCL on CUDA in a build with NCCL) and, where that is NCCL, host_mpi.
 //   Counters as above (GB/s counts one read of A; the call reads it 2 + 2 q times).
 
@@ -407,6 +409,9 @@ void register_rsvd() {
   }
   const bool weak = env_or("KOKKOSSKETCH_BENCH_WEAK", 0.0) != 0.0;
   if (weak) n *= size;
+  // KOKKOSSKETCH_BENCH_CHECK_FINITE=1: the call's default NaN/Inf checks on (names carry
+  // /checked); off by default, as in every earlier run.
+  const bool checked = env_or("KOKKOSSKETCH_BENCH_CHECK_FINITE", 0.0) != 0.0;
   std::vector<std::pair<Distributed::Transport, std::string>> transports = {
       {Distributed::Transport::automatic, "automatic"}};
   if (KokkosSketch::Impl::nccl_capable_v<Space>)
@@ -415,6 +420,7 @@ void register_rsvd() {
     for (int q : {0, 1}) {
       const Distributed::Transport tr = t.first;
       const std::string name = "dist_rsvd/" + sp + "/" + t.second + (weak ? "/weak" : "") +
+                               (checked ? "/checked" : "") +
                                "/n:" + std::to_string(n) + "/d:" + std::to_string(d) +
                                "/rank:" + std::to_string(rank) + "/q:" + std::to_string(q);
       benchmark::RegisterBenchmark(name.c_str(),
@@ -423,7 +429,7 @@ void register_rsvd() {
                                      RandomizedSVDOptions o;
                                      o.oversampling = 10;
                                      o.power_iterations = q;
-                                     o.check_finite = false;
+                                     o.check_finite = checked;
                                      Distributed::DistributedOptions dopts;
                                      dopts.transport = tr;
                                      run(st, n, d, [&] {

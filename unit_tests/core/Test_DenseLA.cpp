@@ -6,6 +6,7 @@
 // tall, wide and square matrices with both drivers, the symmetric eigendecomposition against
 // prescribed eigenvalues, rank-deficiency detection, bad extents; the batched Gram, Cholesky
 // and triangular-solve calls against the same references, one info per matrix in order.
+#include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_DenseLA.hpp>
 #include "../sketch/KokkosSketch_SketchTestUtils.hpp"
 #include <KokkosSketch_TestUtils.hpp>
@@ -204,6 +205,32 @@ TYPED_TEST(DenseLATest, ConvertEntriesRoundsEachEntryOnce) {
   check_convert_window<Space, R, R>(a, m, n);
   check_convert_window<Space, L, R>(a, m, n);
   check_convert_window<Space, R, L>(a, m, n);
+}
+
+// count_nonfinite (core/KokkosSketch_Checks.hpp) counts NaN, +Inf and -Inf, not large finite
+// values, through its flat path (whole contiguous Views) and its 2-D path (a LayoutRight
+// window of leading columns, strided).
+template <class Space, class Layout>
+void check_count_nonfinite() {
+  const std::int64_t m = 301, n = 8;
+  auto a = random_data(m, n, 5);
+  const double inf = std::numeric_limits<double>::infinity();
+  a[3] = std::numeric_limits<double>::quiet_NaN();  // (0, 3)
+  a[std::size_t(17 * n + 7)] = inf;                 // (17, 7): outside the window
+  a[std::size_t(300 * n + 0)] = -inf;               // the last row
+  a[std::size_t(150 * n + 2)] = 1e308;              // finite
+  const auto V = TestUtil::to_view<double, Layout, Space>(a, m, n);
+  EXPECT_EQ(Impl::count_nonfinite(Space{}, V, "test"), 3);
+  a[std::size_t(150 * n + 2)] = 3e38;  // finite in float too
+  const auto F = TestUtil::to_view<float, Layout, Space>(a, m, n);
+  EXPECT_EQ(Impl::count_nonfinite(Space{}, F, "test"), 3);
+  const auto W = Kokkos::subview(V, Kokkos::ALL, std::make_pair(0, int(n - 1)));
+  EXPECT_EQ(Impl::count_nonfinite(Space{}, W, "test"), 2);
+}
+
+TYPED_TEST(DenseLATest, CountNonfiniteFlatAndStrided) {
+  check_count_nonfinite<TypeParam, Kokkos::LayoutLeft>();
+  check_count_nonfinite<TypeParam, Kokkos::LayoutRight>();
 }
 
 // gemv and gemm with beta = 0 overwrite y / C even when they hold NaN (Kokkos Kernels 3.4
