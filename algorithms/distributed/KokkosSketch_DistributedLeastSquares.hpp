@@ -325,19 +325,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
   hla_t hla{host_space()};
   vec_t u, td;
   typename hla_t::matrix_type hR;
-  hvec_t hy;
-  // The iteration's host <-> device traffic (t to the device, td back) is staged in pinned
-  // host memory on CUDA (KI::CheckFlagSpace; the instance's memory elsewhere), so that both
-  // copies are asynchronous on the stream: [0, d) t, [d, 2d + 1) td.
-  using stage_space = typename KI::CheckFlagSpace<ExecSpace>::type;
-  using stage_t = Kokkos::View<scalar_t*, stage_space, Kokkos::MemoryUnmanaged>;
-  stage_t stage_t_in, stage_td;
+  hvec_t hy, h_td;
   outcome = KI::run_local(f, [&] {
-    auto* st = static_cast<scalar_t*>(KI::WorkspaceCache<stage_space>::get(
-        KI::WorkspaceKey<ExecSpace>::get(space), "distributed::lsq[stage]",
-        std::size_t(2 * d + 1) * sizeof(scalar_t)));
-    stage_t_in = stage_t(st, std::size_t(d));
-    stage_td = stage_t(st + d, std::size_t(d + 1));
     u = KI::workspace_view<vec_t>(space, "distributed::lsq[u]",
                                   typename vec_t::array_layout(std::size_t(nr)));
     td = vec_t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "KokkosSketch::lsq::td"),
@@ -345,6 +334,8 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
     hR = typename hla_t::matrix_type(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::lsq::R_host"), d, d);
     hy = hvec_t(Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::lsq::y_host"), d);
+    h_td = hvec_t(Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::lsq::td_host"),
+                  d + 1);
     Kokkos::deep_copy(space, hR, R);
     Kokkos::deep_copy(space, hy, y);
     space.fence();  // the host copies of R and y0
@@ -359,9 +350,7 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
   auto apply_M = [&](const hvec_t& in, const vec_t& out, scalar_t c) {
     Kokkos::deep_copy(s, in);
     hla.trsm(KI::Side::left, KI::Trans::none, hR, KI::as_column(s));
-    // The staging buffer is free: the last iteration's fence waited for its copy.
-    for (std::int64_t j = 0; j < d; ++j) stage_t_in(j) = s(j);
-    Kokkos::deep_copy(space, t_dev, stage_t_in);
+    Kokkos::deep_copy(space, t_dev, s);
     if (nr > 0) la.gemv("N", one, A.local(), t_dev, c, out);
   };
   // The one collective of an iteration: after `local` (this rank's part, its failure caught),
@@ -380,10 +369,10 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
       } else {
         Kokkos::deep_copy(space, td, zero);
       }
-      Kokkos::deep_copy(space, stage_td, td);
+      Kokkos::deep_copy(space, h_td, td);
       space.fence();  // the iteration's one wait
-      for (std::int64_t j = 0; j < d; ++j) buf[std::size_t(j)] = double(stage_td(j));
-      buf[std::size_t(d)] = double(stage_td(d)) * double(stage_td(d));
+      for (std::int64_t j = 0; j < d; ++j) buf[std::size_t(j)] = double(h_td(j));
+      buf[std::size_t(d)] = double(h_td(d)) * double(h_td(d));
       buf[std::size_t(d + 2)] = extra;
     });
     buf[std::size_t(d + 1)] = o.failed ? 1.0 : 0.0;
