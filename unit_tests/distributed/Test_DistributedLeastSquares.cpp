@@ -3,7 +3,9 @@
 // (uneven, with ranks of no rows) x equals bit for bit the same call on MPI_COMM_SELF (the
 // same x for every rank count), x equals the single-process sketch_and_solve to rounding,
 // the returned residual is ||b - A x|| of the returned x (an FP64 host recomputation, within
-// its rounding bound); a b of the wrong length on one rank throws on every rank.
+// its rounding bound); on every execution space and transport the Gaussian sketch's x is the
+// same for two splits and agrees with the host's; a b of the wrong length on one rank throws
+// on every rank.
 #include <KokkosSketch_Distributed.hpp>
 #include <KokkosSketch_DistributedTestUtils.hpp>
 #include <KokkosSketch_LeastSquares.hpp>
@@ -108,6 +110,61 @@ TEST(DistributedLeastSquares, CountSketchAndSolve) {
 // automatic (the default) resolves on the global extents: the same kind and rows on every
 // rank and in the single-process call.
 TEST(DistributedLeastSquares, AutomaticSketchAndSolve) { check_lsq(LeastSquaresSketch::automatic); }
+
+// On every execution space and transport (a device one with NCCL and with host MPI): the
+// Gaussian sketch (A and b projected side by side) with the reproducible reduction gives the
+// same sketch-and-solve x bits for two row splits, within rounding of the single-process host
+// call; sketch-and-precondition's x is within rounding of the single-process host solution.
+template <class S>
+class DistributedLeastSquaresSpace : public ::testing::Test {};
+TYPED_TEST_SUITE(DistributedLeastSquaresSpace, ExecutionSpaces, SpaceName);
+
+TYPED_TEST(DistributedLeastSquaresSpace, GaussianOnEverySpace) {
+  using S = TypeParam;
+  using svec = Kokkos::View<double*, typename S::memory_space>;
+  const std::int64_t n = 360, d = 4;
+  const int P = world_size(), rank = world_rank();
+  const std::vector<double> a = global_matrix(n, d, 99);
+  LeastSquaresOptions opts;
+  opts.sketch = LeastSquaresSketch::gaussian;
+  const RNGState state(12);
+  const auto A_all = rows_view<double, Space>(a, d, 0, n);
+  const vec_t b_all = rhs(a, d, 0, n);
+  vec_t want("want", d), want_pre("want_pre", d);
+  sketch_and_solve(Space(), A_all, b_all, want, state, opts);
+  sketch_and_precondition(Space(), A_all, b_all, want_pre, state, opts);
+  const auto w = host_vector(want), wp = host_vector(want_pre);
+  for (const auto t : explicit_transports<S>()) {
+    Distributed::DistributedOptions dopts;
+    dopts.transport = t;
+    dopts.block_rows = 50;
+    dopts.reduction = Distributed::Reduction::reproducible;
+    std::vector<double> first;
+    for (int split : {0, 2}) {
+      const auto counts = row_split(split, n, P);
+      std::int64_t o = 0;
+      for (int r = 0; r < rank; ++r) o += counts[std::size_t(r)];
+      const std::int64_t nr = counts[std::size_t(rank)];
+      const auto local = rows_view<double, S>(a, d, o, nr);
+      const svec b("b", nr);
+      Kokkos::deep_copy(b, rhs(a, d, o, nr));
+      const Distributed::RowDistributedMatrix<decltype(local)> A(local, o, n, d, MPI_COMM_WORLD);
+      const svec x("x", d), xp("xp", d);
+      Distributed::sketch_and_solve(S(), A, b, x, state, opts, dopts);
+      const auto res = Distributed::sketch_and_precondition(S(), A, b, xp, state, opts, dopts);
+      const std::string what = std::string(S::name()) + ", " + transport_name(t) + ", split " +
+                               std::to_string(split);
+      const auto xs = host_vector(x), xps = host_vector(xp);
+      if (first.empty())
+        first = xs;
+      else
+        EXPECT_TRUE(same_bits(xs, first)) << what << " against split 0";
+      EXPECT_TRUE(allclose(xs, w, 1e-9, 1e-12, 1)) << what << ": sketch-and-solve";
+      EXPECT_TRUE(res.converged) << what;
+      EXPECT_TRUE(allclose(xps, wp, 1e-8, 1e-12, 1)) << what << ": sketch-and-precondition";
+    }
+  }
+}
 
 TEST(DistributedLeastSquares, WrongBOnOneRank) {
   const std::int64_t n = 120, d = 3;
