@@ -72,7 +72,7 @@ void distributed_sketched_qr(const char* f, const ExecSpace& space, LA& la,
     if (sk.kind == LeastSquaresSketch::gaussian) {
       // One projection of [A_r, b_r] side by side (a copy in the instance's workspace): the
       // generated Gaussian S is drawn once, where projecting A and b apart drew all of it
-      // twice (9.9 ms each for 4.2M rows and k = 256 on one H200, run H200-85).
+      // twice (the two took 19.9 ms for 4.2M rows and k = 256 on one H200, run H200-85).
       const DenseOp S(DenseDist{k, n, DenseEntries::gaussian, Scaling::isometric}, state);
       const auto AB = workspace_view<ColView>(space, "distributed::lsq[Ab]",
                                               Kokkos::LayoutLeft(std::size_t(nr), d + 1));
