@@ -160,7 +160,7 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
   fmat_t Omega32;
   vec_t Sk;
   dmat_t X, X2, G, Rinv;
-  typename dmat_t::HostMirror hG, hRinv;
+  typename dmat_t::HostMirror hG;
   typename mat_t::HostMirror hZ;
   KI::DenseLA<ExecSpace, scalar_t> la(space);
   std::unique_ptr<KI::DenseLA<ExecSpace, double>> la64;
@@ -241,7 +241,6 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
     Rinv = KI::workspace_view<dmat_t>(space, "distributed::rsvd[Rinv]",
                                       Kokkos::LayoutLeft(std::size_t(k), std::size_t(k)));
     hG = KI::workspace_mirror(space, "distributed::rsvd[G]", G);
-    hRinv = KI::workspace_mirror(space, "distributed::rsvd[Rinv]", Rinv);
     hZ = KI::workspace_mirror(space, "distributed::rsvd[Z]", Z);
     la64 = std::make_unique<KI::DenseLA<ExecSpace, double>>(space);
     if (q > 0) {
@@ -283,7 +282,7 @@ RandomizedSVDInfo randomized_svd(const ExecSpace& space, const RowDistributedMat
   // Q = orth(Y) over the ranks, through the FP64 copy X.
   const auto orthonormalize_Y = [&](const KI::LocalOutcome& before, const char* what) {
     KI::ScopedRegion step("Distributed::randomized_svd::orthonormalize");
-    KI::drsvd_cholesky_qr(c, *la64, X, X2, G, Rinv, hG, hRinv, n, shifted, before, what);
+    KI::drsvd_cholesky_qr(c, *la64, X, X2, G, Rinv, hG, n, shifted, before, what);
     if (nr > 0) KI::convert_entries(space, X, Y);
   };
 

@@ -92,9 +92,7 @@ bool rsvd_small_svd_on_host(std::int64_t d, std::int64_t k) {
 /// an n x k matrix, FP64): each pass G = sum over the ranks of X_r^T X_r (one k x k
 /// all-reduce), R = chol(G) on every rank (the same G, the same R), then X_r R^{-1} as one
 /// GEMM with Rinv = R^{-1} (upper_inverse) into `Xnext`, and the two Views swapped: on return X
-/// holds the result and Xnext the other buffer (a tall TRSM in place was 6x slower). On a
-/// device, chol(G) and R^{-1} are computed by the host's LAPACK in the host mirrors hG and
-/// hRinv (the same G on every rank, so the same R^{-1}), and R^{-1} copied to Rinv.
+/// holds the result and Xnext the other buffer (a tall TRSM in place was 6x slower).
 ///
 /// `shifted_first` false (QRMethod::cholesky_qr2): two plain passes; when a Cholesky
 /// factorization fails (agreed on by every rank: the ranks take the same branch), shifted
@@ -107,11 +105,8 @@ bool rsvd_small_svd_on_host(std::int64_t d, std::int64_t k) {
 template <class ExecSpace, class XView, class GView, class HView>
 void drsvd_cholesky_qr(const DrsvdComm<ExecSpace>& c, DenseLA<ExecSpace, double>& la,
                        XView& X, XView& Xnext, const GView& G, const GView& Rinv,
-                       const HView& hG, const HView& hRinv, std::int64_t n,
-                       bool shifted_first, LocalOutcome before, const char* what) {
-  constexpr bool on_host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-  using host_space = Kokkos::DefaultHostExecutionSpace;
+                       const HView& hG, std::int64_t n, bool shifted_first,
+                       LocalOutcome before, const char* what) {
   const std::int64_t nr = X.extent(0), k = G.extent(0);
   c.info->orthonormalizations += 1;
   auto pass = [&](double shift_factor) -> bool {
@@ -128,38 +123,15 @@ void drsvd_cholesky_qr(const DrsvdComm<ExecSpace>& c, DenseLA<ExecSpace, double>
     std::int64_t ok = 0;
     const LocalOutcome out = run_local(c.f, [&] {
       if (shift_factor > 0) shift_diagonals(c.space, G.data(), k, 1, shift_factor);
-      if constexpr (on_host) {
-        {
-          ScopedRegion step("Distributed::cholesky_qr::potrf");
-          ok = la.potrf(G) ? 1 : 0;
-        }
-        if (ok != 0 && nr > 0) {
-          ScopedRegion step("Distributed::cholesky_qr::apply");
-          upper_inverse(c.space, la, G, Rinv);
-          la.gemm("N", "N", 1.0, X, Rinv, 0.0, Xnext);
-          std::swap(X, Xnext);
-        }
-      } else {
-        // The k x k Cholesky factorization and R^{-1} by the host's LAPACK: the factorization
-        // is a host decision (a wait) anyway, and on the device its launches, devInfo
-        // read-back and the small triangular solve cost about 0.3 ms a pass (run H200x4-83).
-        {
-          ScopedRegion step("Distributed::cholesky_qr::potrf");
-          Kokkos::deep_copy(c.space, hG, G);
-          c.space.fence();  // LAPACK reads hG
-          DenseLA<host_space, double> hla{host_space()};
-          ok = hla.potrf(hG) ? 1 : 0;
-          if (ok != 0 && nr > 0) {
-            upper_inverse(host_space(), hla, hG, hRinv);
-            host_space().fence();
-            Kokkos::deep_copy(c.space, Rinv, hRinv);
-          }
-        }
-        if (ok != 0 && nr > 0) {
-          ScopedRegion step("Distributed::cholesky_qr::apply");
-          la.gemm("N", "N", 1.0, X, Rinv, 0.0, Xnext);
-          std::swap(X, Xnext);
-        }
+      {
+        ScopedRegion step("Distributed::cholesky_qr::potrf");
+        ok = la.potrf(G) ? 1 : 0;  // waits: a host decision
+      }
+      if (ok != 0 && nr > 0) {
+        ScopedRegion step("Distributed::cholesky_qr::apply");
+        upper_inverse(c.space, la, G, Rinv);
+        la.gemm("N", "N", 1.0, X, Rinv, 0.0, Xnext);
+        std::swap(X, Xnext);
       }
     });
     agree(c.comm, c.f, out, {{"the success of the Cholesky factorization of the Gram matrix", ok}});
