@@ -570,28 +570,46 @@ void check_no_alias_crs(const char* f, const char* out_name, const OutView& out,
   check_no_alias(f, out_name, out, "A.graph.row_map", A.graph.row_map);
 }
 
-/// \brief Counts non-finite entries of a rank-2 View (float, double, fp16 or bf16) on `space`
-/// and waits for the count. A contiguous LayoutLeft or LayoutRight View is read as one flat
-/// array (one coalesced pass; the 2-D range moved 0.6 TB/s on an H200 for a tall matrix).
-template <class ExecSpace, class View>
-std::int64_t count_nonfinite(const ExecSpace& space, const View& V, const char* label) {
-  std::int64_t bad = 0;
+/// \brief Whether a rank-2 View is one contiguous array in its layout's order (LayoutLeft or
+/// LayoutRight, no padding, no stride): then an entry-wise pass can read it as a flat array,
+/// one coalesced range, where a 2-D range over a tall matrix moved 0.6 TB/s on an H200 (run
+/// H200x4-81, convert_entries).
+template <class View>
+bool is_flat_view(const View& V) {
   using layout_t = typename View::array_layout;
   if constexpr (std::is_same<layout_t, Kokkos::LayoutLeft>::value ||
-                std::is_same<layout_t, Kokkos::LayoutRight>::value) {
-    if (V.span_is_contiguous() && V.span() == V.size()) {
-      const auto* p = V.data();
-      Kokkos::parallel_reduce(
-          label,
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
-                                                                           std::int64_t(V.size())),
-          KOKKOS_LAMBDA(std::int64_t e, std::int64_t & n) {
-            if (!Impl::isfinite(p[e])) ++n;
-          },
-          bad);
-      return bad;
-    }
+                std::is_same<layout_t, Kokkos::LayoutRight>::value)
+    return V.span_is_contiguous() && V.span() == V.size();
+  else
+    return false;
+}
+
+/// \brief Counts non-finite entries of a rank-1 View on `space` and waits for the count.
+template <class ExecSpace, class View>
+std::int64_t count_nonfinite_vector(const ExecSpace& space, const View& v, const char* label) {
+  std::int64_t bad = 0;
+  Kokkos::parallel_reduce(
+      label,
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
+                                                                       std::int64_t(v.extent(0))),
+      KOKKOS_LAMBDA(std::int64_t i, std::int64_t & n) {
+        if (!Impl::isfinite(v(i))) ++n;
+      },
+      bad);
+  return bad;
+}
+
+/// \brief Counts non-finite entries of a rank-2 View (float, double, fp16 or bf16) on `space`
+/// and waits for the count; a flat View (is_flat_view) as one array (count_nonfinite_vector).
+template <class ExecSpace, class View>
+std::int64_t count_nonfinite(const ExecSpace& space, const View& V, const char* label) {
+  if (is_flat_view(V)) {
+    using value_t = typename View::value_type;
+    const Kokkos::View<value_t*, typename View::memory_space, Kokkos::MemoryUnmanaged> flat(
+        V.data(), V.size());
+    return count_nonfinite_vector(space, flat, label);
   }
+  std::int64_t bad = 0;
   using policy_t = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
   Kokkos::parallel_reduce(
       label, policy_t(space, {0, 0}, {std::int64_t(V.extent(0)), std::int64_t(V.extent(1))}),
@@ -679,20 +697,6 @@ void check_finite_input(const char* f, const ExecSpace& space, const View& V, co
                         " is ", V.extent(0), " x ", V.extent(1), ")");
 }
 
-/// \brief Counts non-finite entries of a rank-1 View on `space` and waits for the count.
-template <class ExecSpace, class View>
-std::int64_t count_nonfinite_vector(const ExecSpace& space, const View& v, const char* label) {
-  std::int64_t bad = 0;
-  Kokkos::parallel_reduce(
-      label,
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
-                                                                       std::int64_t(v.extent(0))),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t & n) {
-        if (!Impl::isfinite(v(i))) ++n;
-      },
-      bad);
-  return bad;
-}
 
 }  // namespace Impl
 }  // namespace KokkosSketch

@@ -102,6 +102,16 @@ struct WorkspaceKey<Kokkos::Cuda> {
 };
 #endif
 
+/// A View of type `ViewType` with `layout` over the (key, tag) buffer of WorkspaceCache<MemSpace>.
+template <class MemSpace, class ViewType>
+ViewType cached_view(const void* key, const std::string& tag,
+                     const typename ViewType::array_layout& layout) {
+  using value_t = typename ViewType::non_const_value_type;
+  const ViewType probe(static_cast<value_t*>(nullptr), layout);
+  const std::size_t bytes = probe.span() * sizeof(value_t);
+  return ViewType(static_cast<value_t*>(WorkspaceCache<MemSpace>::get(key, tag, bytes)), layout);
+}
+
 /// \brief A View of type `ViewType` with `layout` over the (space, tag) workspace
 /// (WorkspaceCache of the space's memory space, WorkspaceKey of the instance): unmanaged, so
 /// it stays valid only until the next workspace_view() or WorkspaceCache::get() of the same
@@ -112,12 +122,8 @@ struct WorkspaceKey<Kokkos::Cuda> {
 template <class ViewType, class ExecSpace>
 ViewType workspace_view(const ExecSpace& space, const std::string& tag,
                         const typename ViewType::array_layout& layout) {
-  using value_t = typename ViewType::non_const_value_type;
-  using mem_t = typename ExecSpace::memory_space;
-  const ViewType probe(static_cast<value_t*>(nullptr), layout);
-  const std::size_t bytes = probe.span() * sizeof(value_t);
-  void* p = WorkspaceCache<mem_t>::get(WorkspaceKey<ExecSpace>::get(space), tag, bytes);
-  return ViewType(static_cast<value_t*>(p), layout);
+  return cached_view<typename ExecSpace::memory_space, ViewType>(
+      WorkspaceKey<ExecSpace>::get(space), tag, layout);
 }
 
 /// \brief A host View of type `ViewType` over the (space, tag) buffer of the host workspace
@@ -128,15 +134,11 @@ ViewType workspace_view(const ExecSpace& space, const std::string& tag,
 template <class ViewType, class ExecSpace>
 ViewType host_workspace_view(const ExecSpace& space, const std::string& tag,
                              const typename ViewType::array_layout& layout) {
-  using value_t = typename ViewType::non_const_value_type;
   static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename ViewType::memory_space>::accessible,
                 "KokkosSketch: host_workspace_view needs a View of host memory");
-  const ViewType probe(static_cast<value_t*>(nullptr), layout);
-  const std::size_t bytes = probe.span() * sizeof(value_t);
-  void* p = WorkspaceCache<Kokkos::HostSpace>::get(WorkspaceKey<ExecSpace>::get(space),
-                                                   "host:" + tag, bytes);
-  return ViewType(static_cast<value_t*>(p), layout);
+  return cached_view<Kokkos::HostSpace, ViewType>(WorkspaceKey<ExecSpace>::get(space),
+                                                  "host:" + tag, layout);
 }
 
 /// \brief The host mirror of `v` (a View of `space`'s memory): `v` itself where the host can

@@ -36,19 +36,6 @@
 namespace KokkosSketch {
 namespace Impl {
 
-/// \brief The distributed least squares' own workspace beyond check_lsq_workspace's: with a
-/// Gaussian sketch, [A_r, b_r] side by side (n_r x (d + 1) Scalars), so that S is drawn once.
-/// \throws Error naming f when it cannot fit
-template <class ExecSpace, class Scalar>
-void check_distributed_lsq_workspace(const char* f, LeastSquaresSketch kind, std::int64_t nr,
-                                     std::int64_t d) {
-  if (kind != LeastSquaresSketch::gaussian) return;
-  WorkspaceEstimate ws(f);
-  ws.add("[A, b] side by side (one draw of the Gaussian S)", nr, d + 1, sizeof(Scalar),
-         concat("A's ", nr, " local rows"));
-  ws.template check<typename ExecSpace::memory_space>();
-}
-
 /// \brief Steps 1 and 2 of the distributed least-squares solvers: W = S [A, b] (k x (d + 1),
 /// k = sk.rows) by Distributed::dense_project (Gaussian S) or Distributed::count_sketch
 /// (deterministic), reduced per `dopts` and replicated, then its QR, the rank check (an
@@ -172,8 +159,7 @@ LeastSquaresResult sketch_and_solve(const ExecSpace& space, const RowDistributed
                           " entries but A has ", d, " columns");
     KOKKOSSKETCH_THROW_IF(k <= d, f, "sketch_rows = ", k, " must exceed d = ", d,
                           " (S A must have full column rank)");
-    KI::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, sk.kind, nr, d, k, false);
-    KI::check_distributed_lsq_workspace<ExecSpace, scalar_t>(f, sk.kind, nr, d);
+    KI::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, sk.kind, nr, d, k, false, true);
     KI::check_no_alias(f, "x", x, "A.local()", A.local());
     KI::check_no_alias(f, "x", x, "b", b);
     b2 = KI::workspace_view<col_t>(space, "distributed::lsq[b]",
@@ -312,8 +298,7 @@ LeastSquaresResult sketch_and_precondition(const ExecSpace& space,
     sk = KI::resolve_lsq_sketch(opts, KI::is_host_space_v<ExecSpace>, true, n, d, tol, max_it);
     KOKKOSSKETCH_THROW_IF(sk.rows <= d, f, "sketch_rows = ", sk.rows, " must exceed d = ", d,
                           " (S A must have full column rank)");
-    KI::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, sk.kind, nr, d, sk.rows, true);
-    KI::check_distributed_lsq_workspace<ExecSpace, scalar_t>(f, sk.kind, nr, d);
+    KI::check_lsq_workspace<ExecSpace, scalar_t>(f, opts, sk.kind, nr, d, sk.rows, true, true);
     KI::check_no_alias(f, "x", x, "A.local()", A.local());
     KI::check_no_alias(f, "x", x, "b", b);
     b2 = KI::workspace_view<col_t>(space, "distributed::lsq[b]",

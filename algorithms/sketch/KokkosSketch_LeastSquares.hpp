@@ -353,10 +353,13 @@ double lsq_tolerance(const LeastSquaresOptions& opts) {
 
 /// Refuses (Error) a sketch whose workspace cannot fit the memory space, before allocating:
 /// S [A, b] and its QR copy (k x (d + 1) each), b as a matrix (n), the CountSketch sort
-/// (2 n + k + 1 words), LSQR's two n-vectors (sketch_and_precondition) and the residual (n).
+/// (2 n + k + 1 words), LSQR's two n-vectors (sketch_and_precondition) and the residual (n);
+/// with `ab_copy` and a Gaussian sketch, [A, b] copied side by side (n x (d + 1), the
+/// distributed solvers: one draw of S for both).
 template <class ExecSpace, class Scalar>
 void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, LeastSquaresSketch kind,
-                         std::int64_t n, std::int64_t d, std::int64_t k, bool precondition) {
+                         std::int64_t n, std::int64_t d, std::int64_t k, bool precondition,
+                         bool ab_copy = false) {
   if (k <= d) return;  // SketchedQR rejects it with its own message
   const std::string cause =
       opts.sketch_rows != 0
@@ -373,6 +376,8 @@ void check_lsq_workspace(const char* f, const LeastSquaresOptions& opts, LeastSq
     ws.add("the CountSketch row sort", n, 2, sizeof(std::uint64_t), nrows)
         .add("the CountSketch bucket offsets", k + 1, 1, sizeof(std::int64_t), cause);
   if (precondition) ws.add("LSQR's vectors", n, 2, sizeof(Scalar), nrows);
+  if (ab_copy && kind == LeastSquaresSketch::gaussian)
+    ws.add("[A, b] side by side (one draw of the Gaussian S)", n, d + 1, sizeof(Scalar), nrows);
   ws.check<typename ExecSpace::memory_space>();
 }
 
