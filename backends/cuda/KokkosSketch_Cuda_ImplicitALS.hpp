@@ -162,6 +162,9 @@ using ALSLockstepStaged2Apply = ALSLockstepRowModeApply<ExecSpace, S, 4>;
 /// Mode 5: narrow lane groups (half the lanes per row, twice the factors per lane).
 template <class ExecSpace, class S>
 using ALSLockstepNarrowApply = ALSLockstepRowModeApply<ExecSpace, S, 5>;
+/// Mode 6: the tensor-core kernel (BF16 rows at k = 32, 64, ..., 256; elsewhere the default).
+template <class ExecSpace, class S>
+using ALSLockstepMmaApply = ALSLockstepRowModeApply<ExecSpace, S, 6>;
 
 }  // namespace Impl
 }  // namespace KokkosSketch

@@ -99,9 +99,12 @@ struct LockstepProblem {
   /// factors with k % 4 == 0 and aligned rows; elsewhere, or where the ring does not fit the
   /// device, 0 or, above 512 factors, 1); modes 0-4 give the same bits. 5: half the lanes per
   /// row, twice the factors per lane, from 33 to 512 factors (the dots are split otherwise:
-  /// the same to rounding). -1 (default): the measured choice, 4 above 512 factors (and above
-  /// 128 for FP16/BF16 rows), 5 from 65 to 128, else 0 (H200, runs H200-68 to H200-72 of
-  /// docs/performance.md).
+  /// the same to rounding). 6: the tensor-core kernel for BF16 rows at k = 32, 64, ..., 256
+  /// (16-byte aligned rows, compute capability 8.0 or later): the products by BF16 MMAs with
+  /// the float operand split into three bfloat16 terms (the same to rounding); elsewhere as
+  /// -1. -1 (default): 6 where it applies; otherwise the measured choice among the others, 4
+  /// above 512 factors (and above 128 for FP16/BF16 rows), 5 from 65 to 128, else 0 (H200,
+  /// runs H200-68 to H200-72 of docs/performance.md).
   int row_prefetch = -1;
 };
 

@@ -30,6 +30,11 @@
 /// the same work, the rows of a trip copied by cp.async into a per-warp shared-memory ring one
 /// or more trips before they are used (see lockstep_staged_kernel).
 ///
+/// **Tensor-core task kernel** (the default for BF16 rows at k = 32, 64, ..., 256): the same
+/// tasks, a trip of 16 nonzeros per warp, the dots and the weighted sums as BF16 MMAs with the
+/// float operand (v, then the weights) split into three bfloat16 terms, so every product is
+/// exact and the sums are FP32 (see lockstep_mma_kernel).
+///
 /// **Long-row kernel** (after the task kernel): a block per split row; each thread adds the
 /// slots of its factors in slot order (a popular item has hundreds of slots: 256 independent
 /// sums in flight, several loads each) and the block finishes the row as above (block sums in
@@ -40,8 +45,8 @@
 /// Deterministic: every sum has a fixed order, no atomics; results equal the generic
 /// ALSGemmCG to rounding (sums in other orders). Vector loads need k % 4 == 0 and aligned
 /// bases (checked on the host); otherwise the same kernels load element by element. Shared
-/// memory: the staged kernel's ring (dynamic) and the long-row kernel's 8 floats of warp
-/// partials (static).
+/// memory: the staged kernel's ring (dynamic), the long-row kernel's 8 floats of warp
+/// partials and the tensor-core kernel's k floats per warp (static).
 #define KOKKOSSKETCH_NO_KOKKOS  // before any core header: they select their Kokkos-free form
 #include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Cuda_ImplicitALSKernels.hpp>
@@ -563,6 +568,283 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
   });
 }
 
+/// v split exactly into three bfloat16 values v = h0 + h1 + h2: h0 the float's top 16 bits
+/// (8 significant bits), h1 the top 16 bits of the exact remainder v - h0 (at most 16
+/// significant bits), h2 = v - h0 - h1 (exact, at most 8 significant bits: a bfloat16 value).
+/// Returns term `part` (0, 1 or 2), 0 for part >= 3.
+__device__ __forceinline__ float lk_bf16_term(float v, int part) {
+  const float h0 = __uint_as_float(__float_as_uint(v) & 0xffff0000u);
+  const float r1 = v - h0;
+  const float h1 = __uint_as_float(__float_as_uint(r1) & 0xffff0000u);
+  const float h2 = r1 - h1;
+  return part == 0 ? h0 : part == 1 ? h1 : part == 2 ? h2 : 0.0f;
+}
+
+/// Two floats that are bfloat16 values as one register of an MMA fragment (lo in the low half).
+__device__ __forceinline__ unsigned lk_pack_bf16(float lo, float hi) {
+  return __byte_perm(__float_as_uint(lo), __float_as_uint(hi), 0x7632);
+}
+
+/// The trips (16 nonzeros) of a warp's rows in the order of lk_for_each_row, as a stream:
+/// (pos, e) the current trip's first nonzero and its row's end; rows without trips (inactive,
+/// or no nonzeros) are skipped. Every lane of the warp holds the same cursor.
+template <bool Residual>
+struct LkTripCursor {
+  const LockstepProblem& pr;
+  std::int64_t q, nwarps, row = 0, row1 = 0, t0 = 0, t1 = 0, slot = -1, pos = 0, e = 0;
+  __device__ explicit LkTripCursor(const LockstepProblem& p) : pr(p) {
+    q = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+    nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
+    if (q < pr.n_tasks) {
+      load_task();
+      seek(row);
+    }
+  }
+  __device__ bool valid() const { return q < pr.n_tasks; }
+  __device__ void load_task() {
+    const std::int64_t* tk = pr.tasks + 5 * q;
+    row = __ldg(tk);
+    row1 = __ldg(tk + 1);
+    t0 = __ldg(tk + 2);
+    t1 = __ldg(tk + 3);
+    slot = __ldg(tk + 4);
+  }
+  /// The first trip at or after row r of the current task, or of the next tasks.
+  __device__ void seek(std::int64_t r) {
+    for (;;) {
+      for (; r < row1; ++r) {
+        const float rs = pr.rs[r];
+        if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
+        const std::int64_t b = slot >= 0 ? t0 : __ldg(pr.row_map + r);
+        const std::int64_t ee = slot >= 0 ? t1 : __ldg(pr.row_map + r + 1);
+        if (b < ee) {
+          row = r;
+          pos = b;
+          e = ee;
+          return;
+        }
+      }
+      q += nwarps;
+      if (q >= pr.n_tasks) return;
+      load_task();
+      r = row;
+    }
+  }
+  /// The next trip.
+  __device__ void advance() {
+    pos += 16;
+    if (pos < e) return;
+    seek(row + 1);
+  }
+};
+
+constexpr int lk_mma_threads = 128;  // 4 warps per block
+
+/// Shared-memory ring of the tensor-core kernel, per warp: D stages, each holding one trip's
+/// rows (16 nonzeros x k BF16 values: the 16 bytes that lane l loads of the rows of nonzeros
+/// g and g + 8 for each 32 factors, stored where lane l alone reads them back, consecutive
+/// lanes at consecutive 16 bytes) and the lane's two confidences.
+template <int Q, int D>
+struct LkMmaRing {
+  static constexpr int rows_bytes = 2 * Q * 32 * 16;
+  static constexpr int stage_bytes = rows_bytes + 2 * 32 * int(sizeof(float));
+  static constexpr int warp_bytes = D * stage_bytes;
+  static constexpr int block_bytes = (lk_mma_threads / 32) * warp_bytes;
+  static __device__ __forceinline__ unsigned char* chunk(unsigned char* w, int st, int half,
+                                                         int q, int lane) {
+    return w + st * stage_bytes + ((half * Q + q) * 32 + lane) * 16;
+  }
+  static __device__ __forceinline__ float* conf(unsigned char* w, int st, int half, int lane) {
+    return reinterpret_cast<float*>(w + st * stage_bytes + rows_bytes) + half * 32 + lane;
+  }
+};
+
+/// The tensor-core task kernel (row mode 6: BF16 rows, k = 32 Q with Q = 1 .. 8, 16-byte
+/// aligned rows; sm_80 or later). The same tasks, walk and row ends (lk_finish) as
+/// lockstep_tasks_kernel; a trip takes 16 nonzeros of the row. Lane (g, t) = (lane / 4,
+/// lane % 4) copies by cp.async 16 bytes of the rows of nonzeros g and g + 8 per 32 factors
+/// (factors 32 q + 8 t .. + 7) into the warp's ring D - 1 trips ahead (as the staged FP32
+/// kernel: each lane reads back exactly what it copied, so no barrier); read back, they are
+/// directly the A fragments of two m16n8k16 BF16 MMAs per 32 factors (the factors permuted
+/// within each 32 alike in both operands):
+/// - dots: C (16 nonzeros x 8) += Y_trip (16 x 16 factors) V (16 factors x 8), where column j
+///   < 3 of V holds term j of the float vector v (x or p) split into three bfloat16 terms
+///   (lk_bf16_term), so that the products are exact and y_i . v is the sum of C's first three
+///   columns (FP32 accumulation in the Tensor Cores, then a fixed-order sum);
+/// - the weights w_i as in the other kernels, split into three bfloat16 terms the same way;
+/// - acc (16 factors x 8) += Y_trip^T (16 x 16 nonzeros) W (16 nonzeros x 8): the A fragments
+///   are the staged ones transposed by movmatrix, column j < 3 of W holds term j of the
+///   weights; acc = the sum of the first three columns, at the row's end.
+/// Nonzeros past e and weights <= 0 are not read (zeros are staged) and get weight 0. Per 16
+/// nonzeros at 256 factors: 16 copies of 16 bytes, 32 shared loads, 32 MMAs and 64 movmatrix
+/// per lane, where the FP32 kernels issue about 70 instructions per nonzero (run H200-65).
+/// The rows in flight live in shared memory, so the accumulators (8 Q registers) and V's
+/// terms (4 Q) fit at several warps per SM. The result equals the other kernels' to rounding
+/// (the sums are split and ordered differently); deterministic. Per warp k floats of static
+/// shared memory pass the accumulators to lk_finish's layout.
+template <int Q, int D, bool Residual>
+__global__ void __launch_bounds__(lk_mma_threads, Q >= 3 ? 2 : 4)
+    lockstep_mma_kernel(LockstepProblem pr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // not launched there (lk_mma_takes checks the device)
+#else
+  using R = LkMmaRing<Q, D>;
+  constexpr int K = 32 * Q;
+  constexpr int F4 = (8 * Q + 31) / 32;  // lk_finish's float4 chunks per lane (G = 32)
+  constexpr int W = lk_mma_threads / 32;
+  extern __shared__ __align__(16) unsigned char lk_mma_ring[];
+  __shared__ __align__(16) float s_acc[W][K];
+  __shared__ __align__(16) std::uint16_t s_terms[W][3 * K];
+  const std::uint16_t* Y = static_cast<const std::uint16_t*>(pr.Y);
+  const unsigned row_bytes = unsigned(K) * 2u;
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int wid = threadIdx.x >> 5;
+  unsigned char* ring = lk_mma_ring + wid * R::warp_bytes;
+  float* wacc = s_acc[wid];
+  std::uint16_t* terms = s_terms[wid];
+  // The issue side: this warp's trips as one stream across its rows and tasks (the order of
+  // lk_for_each_row; rows without trips skipped), D - 1 trips ahead of their use, so that a
+  // row's first trips are in flight while the previous row ends. Each lane's copies of a trip
+  // form one commit group.
+  LkTripCursor<Residual> cur(pr);
+  float cn[2];
+  std::int64_t in[2];
+  auto fetch = [&](float(&c)[2], std::int64_t(&i)[2]) {  // the cursor's trip (0 past it)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const std::int64_t tt = cur.pos + g + 8 * hf;
+      const bool ok = cur.valid() && tt < cur.e;
+      c[hf] = ok ? __ldg(pr.conf + tt) : 0.0f;
+      i[hf] = ok ? __ldg(pr.entries + tt) : 0;
+    }
+  };
+  int st_issue = 0;
+  // Issues the fetched trip (if any) into the next stage, fetches the one after; one commit.
+  auto issue_next = [&]() {
+    if (cur.valid()) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const bool ok = cn[hf] > 0.0f;
+        const std::uint16_t* yrow = lk_row(Y, in[hf], row_bytes) + 8 * t;
+#pragma unroll
+        for (int q = 0; q < Q; ++q)
+          Ptx::cp_async16_zfill(Ptx::smem_u32(R::chunk(ring, st_issue, hf, q, lane)),
+                                ok ? static_cast<const void*>(yrow + 32 * q) : pr.Y, ok ? 16 : 0);
+        *R::conf(ring, st_issue, hf, lane) = cn[hf];
+      }
+      st_issue = st_issue + 1 == D ? 0 : st_issue + 1;
+      cur.advance();
+      fetch(cn, in);
+    }
+    Ptx::cp_async_commit();  // a group per trip, empty or not: wait_group counts trips
+  };
+  fetch(cn, in);
+#pragma unroll
+  for (int s = 0; s < D - 1; ++s) issue_next();
+  int st = 0;  // the stage of the next trip to use
+  lk_for_each_row<Residual>(pr, [&](std::int64_t row, std::int64_t slot, float rs,
+                                     std::int64_t b, std::int64_t e) {
+    const float* vrow = (Residual ? pr.x : pr.p) + row * K;
+    // v's three bfloat16 terms (lk_bf16_term) into the warp's planes: lane l splits factors
+    // 8 l .. 8 l + 7; then lane (g, t) reads term g (0 for g >= 3) of factors 32 q + 8 t .. + 7
+    // as the B fragments of the dots.
+    __syncwarp();  // the previous row's reads of the planes are done
+    for (int f0 = 8 * lane; f0 < K; f0 += 256) {
+      const float4 lo = reinterpret_cast<const float4*>(vrow + f0)[0];
+      const float4 hi = reinterpret_cast<const float4*>(vrow + f0)[1];
+      const float vv[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+      for (int part = 0; part < 3; ++part) {
+        uint4 u;
+        u.x = lk_pack_bf16(lk_bf16_term(vv[0], part), lk_bf16_term(vv[1], part));
+        u.y = lk_pack_bf16(lk_bf16_term(vv[2], part), lk_bf16_term(vv[3], part));
+        u.z = lk_pack_bf16(lk_bf16_term(vv[4], part), lk_bf16_term(vv[5], part));
+        u.w = lk_pack_bf16(lk_bf16_term(vv[6], part), lk_bf16_term(vv[7], part));
+        *reinterpret_cast<uint4*>(terms + part * K + f0) = u;
+      }
+    }
+    __syncwarp();
+    uint4 vb[Q];
+#pragma unroll
+    for (int q = 0; q < Q; ++q)
+      vb[q] = g < 3 ? *reinterpret_cast<const uint4*>(terms + g * K + 32 * q + 8 * t)
+                    : make_uint4(0u, 0u, 0u, 0u);
+    float acc[Q][2][4];
+#pragma unroll
+    for (int q = 0; q < Q; ++q)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[q][h][j] = 0.0f;
+    for (std::int64_t t0 = b; t0 < e; t0 += 16) {  // uniform trip count
+      issue_next();
+      Ptx::cp_async_wait<D - 1>();  // this lane's copies of this trip have landed
+      float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int q = 0; q < Q; ++q) {
+        const uint4 ya = Ptx::ld_shared_u4(Ptx::smem_u32(R::chunk(ring, st, 0, q, lane)));
+        const uint4 yb = Ptx::ld_shared_u4(Ptx::smem_u32(R::chunk(ring, st, 1, q, lane)));
+        Ptx::mma_bf16_16816(d0, ya.x, yb.x, ya.y, yb.y, vb[q].x, vb[q].y);
+        Ptx::mma_bf16_16816(d1, ya.z, yb.z, ya.w, yb.w, vb[q].z, vb[q].w);
+      }
+      // y . v of nonzeros g (sa) and g + 8 (sb) in every lane of quad g: C's columns 0, 1
+      // (lane t = 0) and 2 (t = 1; column 3 is 0).
+      float sa = (d0[0] + d0[1]) + (d1[0] + d1[1]);
+      float sb = (d0[2] + d0[3]) + (d1[2] + d1[3]);
+      sa += __shfl_xor_sync(lk_full, sa, 1);
+      sb += __shfl_xor_sync(lk_full, sb, 1);
+      sa += __shfl_xor_sync(lk_full, sa, 2);
+      sb += __shfl_xor_sync(lk_full, sb, 2);
+      const float ca = *R::conf(ring, st, 0, lane), cb = *R::conf(ring, st, 1, lane);
+      const float wa = ca > 0.0f ? (Residual ? ca - (ca - 1.0f) * sa : (ca - 1.0f) * sa) : 0.0f;
+      const float wb = cb > 0.0f ? (Residual ? cb - (cb - 1.0f) * sb : (cb - 1.0f) * sb) : 0.0f;
+      // W's B fragment: term g of the weights of nonzeros 2 t, 2 t + 1 (from quads 2 t and
+      // 2 t + 1) and 2 t + 8, 2 t + 9.
+      const float w0 = __shfl_sync(lk_full, wa, 8 * t), w1 = __shfl_sync(lk_full, wa, 8 * t + 4);
+      const float w2 = __shfl_sync(lk_full, wb, 8 * t), w3 = __shfl_sync(lk_full, wb, 8 * t + 4);
+      const unsigned bw0 = lk_pack_bf16(lk_bf16_term(w0, g), lk_bf16_term(w1, g));
+      const unsigned bw1 = lk_pack_bf16(lk_bf16_term(w2, g), lk_bf16_term(w3, g));
+#pragma unroll
+      for (int q = 0; q < Q; ++q) {
+        const uint4 ya = Ptx::ld_shared_u4(Ptx::smem_u32(R::chunk(ring, st, 0, q, lane)));
+        const uint4 yb = Ptx::ld_shared_u4(Ptx::smem_u32(R::chunk(ring, st, 1, q, lane)));
+        Ptx::mma_bf16_16816(acc[q][0], Ptx::movmatrix_trans(ya.x), Ptx::movmatrix_trans(ya.y),
+                            Ptx::movmatrix_trans(yb.x), Ptx::movmatrix_trans(yb.y), bw0, bw1);
+        Ptx::mma_bf16_16816(acc[q][1], Ptx::movmatrix_trans(ya.z), Ptx::movmatrix_trans(ya.w),
+                            Ptx::movmatrix_trans(yb.z), Ptx::movmatrix_trans(yb.w), bw0, bw1);
+      }
+      st = st + 1 == D ? 0 : st + 1;
+    }
+    // acc's row g (factor 32 q + 8 (g / 2) + 4 h + g % 2) and row g + 8 (that + 2): the sum of
+    // columns 0 .. 3 (lanes t = 0, 1), through shared memory into lk_finish's layout.
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float s0 = acc[q][h][0] + acc[q][h][1];
+        float s1 = acc[q][h][2] + acc[q][h][3];
+        s0 += __shfl_xor_sync(lk_full, s0, 1);
+        s1 += __shfl_xor_sync(lk_full, s1, 1);
+        const int f = 32 * q + 8 * (g >> 1) + 4 * h + (g & 1);
+        if (t == 0) wacc[f] = s0;
+        if (t == 1) wacc[f + 2] = s1;
+      }
+    }
+    __syncwarp();
+    float4 v[F4], a4[F4];
+#pragma unroll
+    for (int j = 0; j < F4; ++j) {
+      const int c = lane + 32 * j;
+      v[j] = c < 8 * Q ? lk_ldw<true>(vrow, c, K) : lk_zero4();
+      a4[j] = c < 8 * Q ? reinterpret_cast<const float4*>(wacc)[c] : lk_zero4();
+    }
+    __syncwarp();  // the next row's accumulators overwrite wacc
+    lk_finish<F4, 32, true, Residual>(pr, row, slot, rs, v, a4, lane);
+  });
+  Ptx::cp_async_wait<0>();  // nothing left in flight (the stream ends with the walk)
+#endif
+}
+
 /// Block sum of one value per thread (lk_threads): warp butterflies, then every thread adds
 /// the warps' partials in order (the same value in every thread). Two barriers; every
 /// thread of the block must call it.
@@ -763,8 +1045,78 @@ bool launch_staged_f(const LockstepProblem& pr, bool residual, int k4, int mode,
               : launch_staged<8, 1, 2, S, 2>(pr, residual, stream);
 }
 
-/// The measured choice of LockstepProblem::row_prefetch = -1 (H200, runs H200-68 to H200-72 in
-/// docs/performance.md): the staged kernel with a two-stage ring above 512 factors (FP32) or
+/// Whether the tensor-core task kernel takes `pr` (BF16 rows, k = 32 .. 256 in steps of 32,
+/// 16-byte aligned Y and CG vectors, a device of compute capability 8.0 or later).
+bool lk_mma_takes(const LockstepProblem& pr) {
+  if (pr.storage != Storage::bf16 || pr.k % 32 != 0 || pr.k > 256) return false;
+  for (const void* q : {static_cast<const void*>(pr.Y), static_cast<const void*>(pr.x),
+                        static_cast<const void*>(pr.p)})
+    if (reinterpret_cast<std::uintptr_t>(q) % 16 != 0) return false;
+  int dev = 0, major = 0;
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(&dev));
+  KOKKOSSKETCH_CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major >= 8;
+}
+
+/// Launches the tensor-core kernel for k = 32 Q with a D-stage ring in dynamic shared memory
+/// (the attributes set once per variant); false (nothing launched) where the device's
+/// per-block shared memory is smaller than the ring.
+template <int Q, int D>
+bool lk_launch_mma_q(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
+  constexpr int bytes = LkMmaRing<Q, D>::block_bytes;
+  int dev = 0, optin = 0;
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(&dev));
+  KOKKOSSKETCH_CHECK_CUDA(
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  constexpr int static_bytes = (lk_mma_threads / 32) * 32 * Q * (4 + 3 * 2);  // s_acc, s_terms
+  if (optin < bytes + static_bytes) return false;
+  auto kr = lockstep_mma_kernel<Q, D, true>;
+  auto ks = lockstep_mma_kernel<Q, D, false>;
+  static const bool configured = [&] {  // thread-safe, once per variant
+    for (auto kf : {kr, ks}) {
+      KOKKOSSKETCH_CHECK_CUDA(
+          cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      KOKKOSSKETCH_CHECK_CUDA(cudaFuncSetAttribute(
+          kf, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
+    }
+    return true;
+  }();
+  (void)configured;
+  // A persistent grid (the blocks that fit on the device at once): each warp then streams
+  // through many tasks, its trips in flight across rows and tasks (LkTripCursor).
+  int sms = 0, per_sm = 0;
+  KOKKOSSKETCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  KOKKOSSKETCH_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, residual ? kr : ks, lk_mma_threads, bytes));
+  const std::int64_t per = lk_mma_threads / 32;
+  const std::int64_t resident = std::max<std::int64_t>(1, std::int64_t(sms) * per_sm);
+  const unsigned blocks = unsigned(
+      std::max<std::int64_t>(1, std::min((pr.n_tasks + per - 1) / per, resident)));
+  (residual ? kr : ks)<<<blocks, lk_mma_threads, bytes, stream>>>(pr);
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+  return true;
+}
+
+/// Launches the tensor-core task kernel for k = 32 Q (lk_mma_takes(pr) holds): a three-stage
+/// ring above 128 factors (8 KiB of rows per stage and warp at 256 factors: two trips in flight
+/// per warp, two blocks of 4 warps per SM at about 250 registers), four stages up to 128
+/// factors; false where the ring does not fit the device.
+bool lk_launch_mma(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
+  switch (pr.k / 32) {
+    case 1: return lk_launch_mma_q<1, 4>(pr, residual, stream);
+    case 2: return lk_launch_mma_q<2, 4>(pr, residual, stream);
+    case 3: return lk_launch_mma_q<3, 4>(pr, residual, stream);
+    case 4: return lk_launch_mma_q<4, 4>(pr, residual, stream);
+    case 5: return lk_launch_mma_q<5, 3>(pr, residual, stream);
+    case 6: return lk_launch_mma_q<6, 3>(pr, residual, stream);
+    case 7: return lk_launch_mma_q<7, 3>(pr, residual, stream);
+    default: return lk_launch_mma_q<8, 3>(pr, residual, stream);
+  }
+}
+
+/// The measured choice of LockstepProblem::row_prefetch = -1 among the FP32-arithmetic task
+/// kernels (H200, runs H200-68 to H200-72 in docs/performance.md; where the tensor-core kernel
+/// does not take the problem): the staged kernel with a two-stage ring above 512 factors (FP32) or
 /// above 128 (FP16/BF16 rows), half the lanes per row from 65 to 128 factors, else rows
 /// gathered at each trip's start.
 int lk_default_mode(std::int64_t k, Storage s) {
@@ -781,7 +1133,12 @@ template <Storage S, bool Vec>
 void launch_tasks_f(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
   if (pr.n_tasks == 0) return;
   const int k4 = int((pr.k + 3) / 4);
-  const int asked = pr.row_prefetch >= 0 ? pr.row_prefetch : lk_default_mode(pr.k, S);
+  // Mode 6 and the default: the tensor-core kernel where it takes the problem.
+  if ((pr.row_prefetch < 0 || pr.row_prefetch == 6) && Vec && lk_mma_takes(pr) &&
+      lk_launch_mma(pr, residual, stream))
+    return;
+  const int asked = pr.row_prefetch >= 0 && pr.row_prefetch != 6 ? pr.row_prefetch
+                                                                  : lk_default_mode(pr.k, S);
   if (Vec && (asked == 3 || asked == 4) && launch_staged_f<S>(pr, residual, k4, asked, stream))
     return;
   const int mode = asked >= 3 ? (pr.k > 512 ? 1 : 0) : asked;  // the plain kernel's modes

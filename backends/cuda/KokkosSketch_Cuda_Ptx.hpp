@@ -58,6 +58,17 @@ __device__ __forceinline__ float4 ld_shared_f4(std::uint32_t addr) {
   return v;
 }
 
+/// 16 bytes from shared memory, read again at every call (volatile, so that a kernel short of
+/// registers reloads staged data instead of keeping it live; no memory clobber, and ordered
+/// after the cp.async waits, which are volatile too).
+__device__ __forceinline__ uint4 ld_shared_u4(std::uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr));
+  return v;
+}
+
 /// 16 bytes to shared memory at a shared-state-space address.
 __device__ __forceinline__ void st_shared_f4(std::uint32_t addr, const float4& v) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y),
@@ -98,6 +109,27 @@ __device__ __forceinline__ void mma_f16_16816(float (&c)[4], const unsigned (&a)
       "{%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// c += a b on BF16 Tensor Cores with FP32 accumulation: one m16n8k16 tile per warp (a: four
+/// registers of the row-major 16 x 16 A fragment, b0/b1: the column-major 16 x 8 B fragment;
+/// two bfloat16 per register, the lower index in the low half).
+__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], unsigned a0, unsigned a1,
+                                               unsigned a2, unsigned a3, unsigned b0,
+                                               unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/// The transpose of an 8 x 8 matrix of 16-bit values held as a warp's fragment (lane 4 r + c
+/// holds entries (r, 2 c) and (r, 2 c + 1)): the same lane then holds (2 c, r) and (2 c + 1, r).
+__device__ __forceinline__ unsigned movmatrix_trans(unsigned a) {
+  unsigned d;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(d) : "r"(a));
+  return d;
 }
 
 /// c += a b on TF32 Tensor Cores with FP32 accumulation: one m16n8k8 tile per warp (a: four

@@ -19,6 +19,10 @@
 //   implicit_als_nobucket_gemm_<shape> (same spaces; hosts: full set) the lockstep tasks
 //                                     cut without column buckets (k = 256): the A/B of the
 //                                     buckets (DevNotes_ImplicitALS.md);
+//   implicit_als[_bf16]_<mode>[_tf32]_gemm_<shape> (Cuda) the task kernel in a fixed mode
+//                                     (CudaALS::LockstepProblem::row_prefetch): _staged (3),
+//                                     _staged2 (4), _narrow (5), _mma (6: the tensor-core
+//                                     kernel, the default for BF16 rows at k = 32 j <= 256);
 // KOKKOSSKETCH_BENCH_ALS_BUCKET_MIB=m re-cuts the tasks with column buckets of m MiB of the
 // fixed side (0: none) to measure the bucket size on a machine.
 //   als_quality_<shape>               run once: held-out precision@10 after 15 iterations
@@ -269,7 +273,7 @@ void register_als_space(const Space& space, SizeSet sizes) {
     ALSDenseTerm dense;
     bool tf32 = false;  // ALSDenseMath::tf32 (GEMM path)
     int row_mode = -1;  // CUDA task kernel's mode where storage < 3: 3 staged, 4 staged2,
-                        // 5 narrow
+                        // 5 narrow, 6 mma (the default where it applies: BF16 rows)
   };
   const ALSDenseTerm both[] = {ALSDenseTerm::per_row, ALSDenseTerm::gemm};
   std::vector<Entry> entries;
@@ -349,7 +353,7 @@ void register_als_space(const Space& space, SizeSet sizes) {
                            "implicit_als_generic", "implicit_als_nobucket",
                            "implicit_als_triprows", "implicit_als_onerow",
                            "implicit_als_rowsahead"};
-    const char* mode_names[] = {"_staged", "_staged2", "_narrow"};
+    const char* mode_names[] = {"_staged", "_staged2", "_narrow", "_mma"};
     const char* mode_name = e.row_mode >= 3 ? mode_names[e.row_mode - 3] : "";
     const std::string bench = std::string(names[e.storage]) + mode_name + (e.tf32 ? "_tf32" : "") +
                               (e.dense == ALSDenseTerm::gemm ? "_gemm" : "") + "_" + e.shape.name;

@@ -610,18 +610,29 @@ TYPED_TEST(ImplicitALSTest, SegmentedLockstepMatchesRowWise) {
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepOneRowApply>(c2, 2);
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepStagedApply>(c3, 2);
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepStaged2Apply>(c4, 2);
+        // (The default is the tensor-core kernel for BF16 rows at k = 32 j <= 256: compared
+        // with mode 4 there.)
+        const bool mma_default = std::is_same<S, bf16>::value && k % 32 == 0 && k <= 256;
+        const auto xs = mma_default ? host_factors(c4.user_factors()) : xb;
+        const auto ys = mma_default ? host_factors(c4.item_factors()) : yb;
         for (auto* c : {&c0, &c1, &c2, &c3, &c4}) {
-          EXPECT_EQ(host_factors(c->user_factors()), xb);
-          EXPECT_EQ(host_factors(c->item_factors()), yb);
+          EXPECT_EQ(host_factors(c->user_factors()), xs);
+          EXPECT_EQ(host_factors(c->item_factors()), ys);
         }
-        // Narrow lane groups (half the lanes per row) split the dots differently: the
+        // Narrow lane groups (half the lanes per row) and the tensor-core kernel (BF16 rows
+        // at k = 32 j <= 256; the others' kernels elsewhere) split the dots differently: the
         // generic result to rounding.
-        ImplicitALS<Space, S> n1(Space{}, o);
-        n1.fit(C, 0);
-        Impl::ALSPlanAccess::resegment(n1, chunk, bucket);
+        ImplicitALS<Space, S> n1(Space{}, o), m1(Space{}, o);
+        for (auto* c : {&n1, &m1}) {
+          c->fit(C, 0);
+          Impl::ALSPlanAccess::resegment(*c, chunk, bucket);
+        }
         Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepNarrowApply>(n1, 2);
-        EXPECT_LT(rel_diff(host_factors(n1.user_factors()), xr), tol);
-        EXPECT_LT(rel_diff(host_factors(n1.item_factors()), yr), tol);
+        Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepMmaApply>(m1, 2);
+        for (auto* c : {&n1, &m1}) {
+          EXPECT_LT(rel_diff(host_factors(c->user_factors()), xr), tol);
+          EXPECT_LT(rel_diff(host_factors(c->item_factors()), yr), tol);
+        }
       }
 #endif
     }
@@ -631,6 +642,8 @@ TYPED_TEST(ImplicitALSTest, SegmentedLockstepMatchesRowWise) {
   run(fp16{}, 260, 5e-3);
   run(bf16{}, 33, 1.5e-2);
   run(bf16{}, 64, 1.5e-2);
+  run(bf16{}, 96, 1.5e-2);
+  run(bf16{}, 256, 1.5e-2);
 }
 
 // The loss reported to the callback matches a dense host evaluation and never increases
