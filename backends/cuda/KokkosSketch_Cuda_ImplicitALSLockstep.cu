@@ -996,28 +996,41 @@ void launch_tasks_g(const LockstepProblem& pr, bool residual, int G, cudaStream_
                         " chunks per lane and ", G, " lanes per row");
 }
 
+using lk_kernel_t = void (*)(LockstepProblem);
+
+/// The opt-in shared memory per block of the current device (written to *dev).
+int lk_smem_optin(int* dev) {
+  int optin = 0;
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(dev));
+  KOKKOSSKETCH_CHECK_CUDA(
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, *dev));
+  return optin;
+}
+
+/// The dynamic shared memory (`bytes`) and the largest shared carveout of a ring kernel's
+/// residual and step variants; true (callers keep it in a function-local static, once per
+/// variant).
+bool lk_set_ring_attributes(lk_kernel_t kr, lk_kernel_t ks, int bytes) {
+  for (lk_kernel_t kf : {kr, ks}) {
+    KOKKOSSKETCH_CHECK_CUDA(
+        cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    KOKKOSSKETCH_CHECK_CUDA(cudaFuncSetAttribute(
+        kf, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
+  }
+  return true;
+}
+
 /// Launches the staged task kernel (32 lanes per row) with its ring in dynamic shared memory
 /// (the attributes set once per variant); false (nothing launched) where the device's
 /// per-block shared memory is smaller than the ring.
 template <int F4, int U, int D, Storage S, int MinBlocks>
 bool launch_staged(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
   constexpr int bytes = LkRing<F4, U, D, S>::block_bytes;
-  int dev = 0, optin = 0;
-  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(&dev));
-  KOKKOSSKETCH_CHECK_CUDA(
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (optin < bytes) return false;
-  auto kr = lockstep_staged_kernel<F4, U, 32, D, S, true, MinBlocks>;
-  auto ks = lockstep_staged_kernel<F4, U, 32, D, S, false, MinBlocks>;
-  static const bool configured = [&] {  // thread-safe, once per variant
-    for (auto kf : {kr, ks}) {
-      KOKKOSSKETCH_CHECK_CUDA(
-          cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-      KOKKOSSKETCH_CHECK_CUDA(cudaFuncSetAttribute(
-          kf, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
-    }
-    return true;
-  }();
+  int dev = 0;
+  if (lk_smem_optin(&dev) < bytes) return false;
+  const lk_kernel_t kr = lockstep_staged_kernel<F4, U, 32, D, S, true, MinBlocks>;
+  const lk_kernel_t ks = lockstep_staged_kernel<F4, U, 32, D, S, false, MinBlocks>;
+  static const bool configured = lk_set_ring_attributes(kr, ks, bytes);  // once per variant
   (void)configured;
   (residual ? kr : ks)<<<lk_blocks(pr.n_tasks), lk_threads, bytes, stream>>>(pr);
   KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
@@ -1064,23 +1077,12 @@ bool lk_mma_takes(const LockstepProblem& pr) {
 template <int Q, int D>
 bool lk_launch_mma_q(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
   constexpr int bytes = LkMmaRing<Q, D>::block_bytes;
-  int dev = 0, optin = 0;
-  KOKKOSSKETCH_CHECK_CUDA(cudaGetDevice(&dev));
-  KOKKOSSKETCH_CHECK_CUDA(
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  int dev = 0;
   constexpr int static_bytes = (lk_mma_threads / 32) * 32 * Q * (4 + 3 * 2);  // s_acc, s_terms
-  if (optin < bytes + static_bytes) return false;
-  auto kr = lockstep_mma_kernel<Q, D, true>;
-  auto ks = lockstep_mma_kernel<Q, D, false>;
-  static const bool configured = [&] {  // thread-safe, once per variant
-    for (auto kf : {kr, ks}) {
-      KOKKOSSKETCH_CHECK_CUDA(
-          cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-      KOKKOSSKETCH_CHECK_CUDA(cudaFuncSetAttribute(
-          kf, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
-    }
-    return true;
-  }();
+  if (lk_smem_optin(&dev) < bytes + static_bytes) return false;
+  const lk_kernel_t kr = lockstep_mma_kernel<Q, D, true>;
+  const lk_kernel_t ks = lockstep_mma_kernel<Q, D, false>;
+  static const bool configured = lk_set_ring_attributes(kr, ks, bytes);  // once per variant
   (void)configured;
   // A persistent grid (the blocks that fit on the device at once): each warp then streams
   // through many tasks, its trips in flight across rows and tasks (LkTripCursor).
