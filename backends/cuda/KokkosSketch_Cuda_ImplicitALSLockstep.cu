@@ -45,8 +45,9 @@
 /// Deterministic: every sum has a fixed order, no atomics; results equal the generic
 /// ALSGemmCG to rounding (sums in other orders). Vector loads need k % 4 == 0 and aligned
 /// bases (checked on the host); otherwise the same kernels load element by element. Shared
-/// memory: the staged kernel's ring (dynamic), the long-row kernel's 8 floats of warp
-/// partials and the tensor-core kernel's k floats per warp (static).
+/// memory: the staged and tensor-core kernels' rings (dynamic), the long-row kernel's 8
+/// floats of warp partials and, per warp of the tensor-core kernel, k floats and 3 k bfloat16
+/// (static).
 #define KOKKOSSKETCH_NO_KOKKOS  // before any core header: they select their Kokkos-free form
 #include <KokkosSketch_Cuda_Check.hpp>
 #include <KokkosSketch_Cuda_ImplicitALSKernels.hpp>
@@ -570,8 +571,9 @@ __global__ void __launch_bounds__(lk_threads, MinBlocks)
 
 /// v split exactly into three bfloat16 values v = h0 + h1 + h2: h0 the float's top 16 bits
 /// (8 significant bits), h1 the top 16 bits of the exact remainder v - h0 (at most 16
-/// significant bits), h2 = v - h0 - h1 (exact, at most 8 significant bits: a bfloat16 value).
-/// Returns term `part` (0, 1 or 2), 0 for part >= 3.
+/// significant bits), h2 = v - h0 - h1 (exact, at most 8 significant bits: a bfloat16 value;
+/// only where the remainders are FP32 subnormals, |v| < 2^-110, can h2 lose bits below
+/// 2^-133). Returns term `part` (0, 1 or 2), 0 for part >= 3.
 __device__ __forceinline__ float lk_bf16_term(float v, int part) {
   const float h0 = __uint_as_float(__float_as_uint(v) & 0xffff0000u);
   const float r1 = v - h0;
@@ -664,7 +666,9 @@ struct LkMmaRing {
 /// lockstep_tasks_kernel; a trip takes 16 nonzeros of the row. Lane (g, t) = (lane / 4,
 /// lane % 4) copies by cp.async 16 bytes of the rows of nonzeros g and g + 8 per 32 factors
 /// (factors 32 q + 8 t .. + 7) into the warp's ring D - 1 trips ahead (as the staged FP32
-/// kernel: each lane reads back exactly what it copied, so no barrier); read back, they are
+/// kernel: each lane reads back exactly what it copied, so no barrier), the trips of the
+/// warp's rows and tasks forming one stream (LkTripCursor) on a persistent grid, so that the
+/// next row's first trips are in flight while a row ends; read back, they are
 /// directly the A fragments of two m16n8k16 BF16 MMAs per 32 factors (the factors permuted
 /// within each 32 alike in both operands):
 /// - dots: C (16 nonzeros x 8) += Y_trip (16 x 16 factors) V (16 factors x 8), where column j
@@ -678,10 +682,11 @@ struct LkMmaRing {
 /// Nonzeros past e and weights <= 0 are not read (zeros are staged) and get weight 0. Per 16
 /// nonzeros at 256 factors: 16 copies of 16 bytes, 32 shared loads, 32 MMAs and 64 movmatrix
 /// per lane, where the FP32 kernels issue about 70 instructions per nonzero (run H200-65).
-/// The rows in flight live in shared memory, so the accumulators (8 Q registers) and V's
-/// terms (4 Q) fit at several warps per SM. The result equals the other kernels' to rounding
-/// (the sums are split and ordered differently); deterministic. Per warp k floats of static
-/// shared memory pass the accumulators to lk_finish's layout.
+/// The rows in flight live in shared memory; the accumulators (8 Q registers) and V's terms
+/// (4 Q) stay in registers (238 at 256 factors: two blocks of 4 warps per SM). The result
+/// equals the other kernels' to rounding (the sums are split and ordered differently);
+/// deterministic. Per warp in static shared memory: v's three term planes (3 k bfloat16,
+/// written once per row) and k floats that pass the accumulators to lk_finish's layout.
 template <int Q, int D, bool Residual>
 __global__ void __launch_bounds__(lk_mma_threads, Q >= 3 ? 2 : 4)
     lockstep_mma_kernel(LockstepProblem pr) {
