@@ -652,9 +652,10 @@ struct LkMmaRing {
   static constexpr int stage_bytes = rows_bytes + 2 * 32 * int(sizeof(float));
   static constexpr int warp_bytes = D * stage_bytes;
   static constexpr int block_bytes = (lk_mma_threads / 32) * warp_bytes;
-  static __device__ __forceinline__ unsigned char* chunk(unsigned char* w, int st, int half,
-                                                         int q, int lane) {
-    return w + st * stage_bytes + ((half * Q + q) * 32 + lane) * 16;
+  /// Byte offset of lane l's chunk of (half, q) in stage st (the kernel adds the constant
+  /// part per chunk to a 32-bit shared address).
+  __host__ __device__ static constexpr int chunk_offset(int st, int half, int q, int lane) {
+    return st * stage_bytes + ((half * Q + q) * 32 + lane) * 16;
   }
   static __device__ __forceinline__ float* conf(unsigned char* w, int st, int half, int lane) {
     return reinterpret_cast<float*>(w + st * stage_bytes + rows_bytes) + half * 32 + lane;
@@ -705,6 +706,9 @@ __global__ void __launch_bounds__(lk_mma_threads, Q >= 3 ? 2 : 4)
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int wid = threadIdx.x >> 5;
   unsigned char* ring = lk_mma_ring + wid * R::warp_bytes;
+  // 32-bit shared addresses: this lane's chunk of (half, q) in stage st at lane_s +
+  // R::chunk_offset(st, half, q, 0), a constant per chunk on top of the stage's offset.
+  const std::uint32_t lane_s = Ptx::smem_u32(ring) + unsigned(R::chunk_offset(0, 0, 0, lane));
   float* wacc = s_acc[wid];
   std::uint16_t* terms = s_terms[wid];
   // The issue side: this warp's trips as one stream across its rows and tasks (the order of
@@ -733,7 +737,7 @@ __global__ void __launch_bounds__(lk_mma_threads, Q >= 3 ? 2 : 4)
         const std::uint16_t* yrow = lk_row(Y, in[hf], row_bytes) + 8 * t;
 #pragma unroll
         for (int q = 0; q < Q; ++q)
-          Ptx::cp_async16_zfill(Ptx::smem_u32(R::chunk(ring, st_issue, hf, q, lane)),
+          Ptx::cp_async16_zfill(lane_s + unsigned(R::chunk_offset(st_issue, hf, q, 0)),
                                 ok ? static_cast<const void*>(yrow + 32 * q) : pr.Y, ok ? 16 : 0);
         *R::conf(ring, st_issue, hf, lane) = cn[hf];
       }
@@ -784,11 +788,12 @@ __global__ void __launch_bounds__(lk_mma_threads, Q >= 3 ? 2 : 4)
     for (std::int64_t t0 = b; t0 < e; t0 += 16) {  // uniform trip count
       issue_next();
       Ptx::cp_async_wait<D - 1>();  // this lane's copies of this trip have landed
+      const std::uint32_t stg = lane_s + unsigned(R::chunk_offset(st, 0, 0, 0));
       float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
       for (int q = 0; q < Q; ++q) {
-        const uint4 ya = Ptx::ld_shared_u4(Ptx::smem_u32(R::chunk(ring, st, 0, q, lane)));
-        const uint4 yb = Ptx::ld_shared_u4(Ptx::smem_u32(R::chunk(ring, st, 1, q, lane)));
+        const uint4 ya = Ptx::ld_shared_u4(stg + unsigned(R::chunk_offset(0, 0, q, 0)));
+        const uint4 yb = Ptx::ld_shared_u4(stg + unsigned(R::chunk_offset(0, 1, q, 0)));
         Ptx::mma_bf16_16816(d0, ya.x, yb.x, ya.y, yb.y, vb[q].x, vb[q].y);
         Ptx::mma_bf16_16816(d1, ya.z, yb.z, ya.w, yb.w, vb[q].z, vb[q].w);
       }
@@ -811,8 +816,8 @@ __global__ void __launch_bounds__(lk_mma_threads, Q >= 3 ? 2 : 4)
       const unsigned bw1 = lk_pack_bf16(lk_bf16_term(w2, g), lk_bf16_term(w3, g));
 #pragma unroll
       for (int q = 0; q < Q; ++q) {
-        const uint4 ya = Ptx::ld_shared_u4(Ptx::smem_u32(R::chunk(ring, st, 0, q, lane)));
-        const uint4 yb = Ptx::ld_shared_u4(Ptx::smem_u32(R::chunk(ring, st, 1, q, lane)));
+        const uint4 ya = Ptx::ld_shared_u4(stg + unsigned(R::chunk_offset(0, 0, q, 0)));
+        const uint4 yb = Ptx::ld_shared_u4(stg + unsigned(R::chunk_offset(0, 1, q, 0)));
         Ptx::mma_bf16_16816(acc[q][0], Ptx::movmatrix_trans(ya.x), Ptx::movmatrix_trans(ya.y),
                             Ptx::movmatrix_trans(yb.x), Ptx::movmatrix_trans(yb.y), bw0, bw1);
         Ptx::mma_bf16_16816(acc[q][1], Ptx::movmatrix_trans(ya.z), Ptx::movmatrix_trans(ya.w),
