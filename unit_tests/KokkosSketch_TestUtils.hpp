@@ -158,6 +158,16 @@ Kokkos::View<Scalar**, Layout, typename Space::memory_space> to_view(const std::
   return V;
 }
 
+/// A host vector as a rank-1 View in Space's memory.
+template <class T, class Space>
+Kokkos::View<T*, typename Space::memory_space> vec_view(const std::vector<T>& h) {
+  Kokkos::View<T*, typename Space::memory_space> d("vec", h.size());
+  auto m = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < h.size(); ++i) m(i) = h[i];
+  Kokkos::deep_copy(d, m);
+  return d;
+}
+
 /// A host copy of any rank-1 View as a std::vector<double>.
 template <class V>
 std::vector<double> host_vector(const V& v) {

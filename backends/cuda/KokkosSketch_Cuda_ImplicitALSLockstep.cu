@@ -1092,14 +1092,20 @@ bool lk_launch_mma_q(const LockstepProblem& pr, bool residual, cudaStream_t stre
   if (lk_smem_optin(&dev) < bytes + static_bytes) return false;
   const lk_kernel_t kr = lockstep_mma_kernel<Q, D, true>;
   const lk_kernel_t ks = lockstep_mma_kernel<Q, D, false>;
-  static const bool configured = lk_set_ring_attributes(kr, ks, bytes);  // once per variant
-  (void)configured;
+  // Once per variant: the attributes, and the blocks per SM of the step variant (the residual
+  // one takes the same shared memory and about the same registers; were it fewer blocks, the
+  // grid-stride walk would still take every task).
+  static const int per_sm = [&] {
+    lk_set_ring_attributes(kr, ks, bytes);
+    int b = 0;
+    KOKKOSSKETCH_CHECK_CUDA(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, ks, lk_mma_threads, bytes));
+    return b;
+  }();
   // A persistent grid (the blocks that fit on the device at once): each warp then streams
   // through many tasks, its trips in flight across rows and tasks (LkTripCursor).
-  int sms = 0, per_sm = 0;
+  int sms = 0;
   KOKKOSSKETCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  KOKKOSSKETCH_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, residual ? kr : ks, lk_mma_threads, bytes));
   const std::int64_t per = lk_mma_threads / 32;
   const std::int64_t resident = std::max<std::int64_t>(1, std::int64_t(sms) * per_sm);
   const unsigned blocks = unsigned(

@@ -10,6 +10,7 @@
 // kernel's sizes) and FP32 rows at k = 64 and 256. D is (Y^T Y + lambda I) v, so p.Ap > 0.
 #include <KokkosSketch.hpp>
 #include <KokkosSketch_Half.hpp>
+#include <KokkosSketch_TestUtils.hpp>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <KokkosSketch_Cuda_ImplicitALSKernels.hpp>
@@ -27,9 +28,6 @@ namespace {
 
 using namespace KokkosSketch;
 namespace CA = KokkosSketch::Impl::CudaALS;
-
-template <class T>
-using dview = Kokkos::View<T*, Kokkos::CudaSpace>;
 
 /// The test problem on the host: 6 rows over 40 columns, the CG vectors and the tasks.
 struct LockstepCase {
@@ -162,30 +160,11 @@ Reference reference(const LockstepCase& c, bool residual) {
   return o;
 }
 
-template <class T>
-dview<T> to_device(const std::vector<T>& h, const char* label) {
-  dview<T> d(std::string(label), h.size() > 0 ? h.size() : std::size_t(1));
-  if (!h.empty()) {
-    Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> hv(
-        h.data(), h.size());
-    Kokkos::deep_copy(Kokkos::subview(d, std::make_pair(std::size_t(0), h.size())), hv);
-  }
-  return d;
-}
-
-template <class T>
-std::vector<T> to_host(const dview<T>& d, std::size_t n) {
-  std::vector<T> h(n);
-  Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> hv(h.data(), n);
-  Kokkos::deep_copy(hv, Kokkos::subview(d, std::make_pair(std::size_t(0), n)));
-  return h;
-}
-
 /// max_i |a_i - b_i| / max_i |b_i|
-double rel_err(const std::vector<float>& a, const std::vector<double>& b) {
+double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
   double e = 0.0, s = 0.0;
   for (std::size_t i = 0; i < b.size(); ++i) {
-    e = std::max(e, std::abs(double(a[i]) - b[i]));
+    e = std::max(e, std::abs(a[i] - b[i]));
     s = std::max(s, std::abs(b[i]));
   }
   return s > 0.0 ? e / s : e;
@@ -196,18 +175,20 @@ void check_phase(std::int64_t k, bool bf16_rows, bool residual, int mode) {
                (residual ? ", residual" : ", step") + ", mode " + std::to_string(mode));
   const LockstepCase c = make_case(k, bf16_rows, residual, 1234u + unsigned(k));
   const Reference ref = reference(c, residual);
-  const auto row_map = to_device(c.row_map, "row_map");
-  const auto entries = to_device(c.entries, "entries");
-  const auto tasks = to_device(c.tasks, "tasks");
-  const auto long_rows = to_device(c.long_rows, "long_rows");
-  const auto conf = to_device(c.conf, "conf");
-  const auto Yf = to_device(c.Yf, "Yf");
-  const auto Yh = to_device(c.Yh, "Yh");
-  const auto x = to_device(c.x, "x"), r = to_device(c.r, "r"), p = to_device(c.p, "p"),
-             d = to_device(c.d, "d"), rs = to_device(c.rs, "rs");
-  const dview<float> part("part", std::size_t(2 * k));
-  std::vector<float> Xh(std::size_t(c.rows * k), 0.0f);
-  const auto X = to_device(Xh, "X");
+  using TestUtil::vec_view;
+  using C = Kokkos::Cuda;
+  const auto row_map = vec_view<std::int64_t, C>(c.row_map);
+  const auto entries = vec_view<std::int64_t, C>(c.entries);
+  const auto tasks = vec_view<std::int64_t, C>(c.tasks);
+  const auto long_rows = vec_view<std::int64_t, C>(c.long_rows);
+  const auto conf = vec_view<float, C>(c.conf);
+  const auto Yf = vec_view<float, C>(c.Yf);
+  const auto Yh = vec_view<std::uint16_t, C>(c.Yh);
+  const auto x = vec_view<float, C>(c.x), r = vec_view<float, C>(c.r),
+             p = vec_view<float, C>(c.p), d = vec_view<float, C>(c.d),
+             rs = vec_view<float, C>(c.rs);
+  const auto part = vec_view<float, C>(std::vector<float>(std::size_t(2 * k), 0.0f));
+  const auto X = vec_view<float, C>(std::vector<float>(std::size_t(c.rows * k), 0.0f));
   CA::LockstepProblem pr;
   pr.row_map = row_map.data();
   pr.entries = entries.data();
@@ -232,9 +213,8 @@ void check_phase(std::int64_t k, bool bf16_rows, bool residual, int mode) {
   CA::lockstep_phase(pr, residual ? CA::LockstepPhase::residual : CA::LockstepPhase::step,
                      space.cuda_stream());
   space.fence();
-  const std::size_t n = std::size_t(c.rows * k);
-  const auto xo = to_host(x, n), ro = to_host(r, n), po = to_host(p, n);
-  const auto rso = to_host(rs, std::size_t(c.rows));
+  const auto xo = TestUtil::host_vector(x), ro = TestUtil::host_vector(r),
+             po = TestUtil::host_vector(p), rso = TestUtil::host_vector(rs);
   // FP32 sums of at most 37 products of k terms: a few units of 2^-24 relative to the
   // vectors' scale, far below one bfloat16 term (2^-9 relative).
   const double tol = 2e-5;

@@ -167,20 +167,11 @@ std::vector<double> sampling_scores(std::int64_t n) {
   return s;
 }
 
-template <class Space>
-Kokkos::View<double*, typename Space::memory_space> to_device(const std::vector<double>& v) {
-  Kokkos::View<double*, typename Space::memory_space> d("v", v.size());
-  auto h = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
-  Kokkos::deep_copy(d, h);
-  return d;
-}
-
 TYPED_TEST(LeverageScoresTest, ProbabilitiesSumToOne) {
   using Space = TypeParam;
   const std::int64_t n = 1001;
   const auto sc = sampling_scores(n);
-  auto s = to_device<Space>(sc);
+  auto s = TestUtil::vec_view<double, Space>(sc);
   Kokkos::View<double*, typename Space::memory_space> p("p", n);
   const double total = sampling_probabilities(Space(), s, p);
   double want_total = 0;
@@ -202,7 +193,7 @@ TYPED_TEST(LeverageScoresTest, SampledSketchIsRescaledRows) {
   const auto sc = sampling_scores(n);
   const auto a = test_matrix(n, d, 6);
   auto A = to_view<double, Kokkos::LayoutRight, Space>(a, n, d);
-  auto s = to_device<Space>(sc);
+  auto s = TestUtil::vec_view<double, Space>(sc);
   Kokkos::View<std::int64_t*, mem> rows("rows", p);
   Kokkos::View<double*, mem> w("w", p);
   Kokkos::View<double**, Kokkos::LayoutLeft, mem> SA("SA", p, d);
@@ -234,7 +225,7 @@ TYPED_TEST(LeverageScoresTest, SamplingLawAndCrossSpaceIdentity) {
   const auto sc = sampling_scores(n);
   std::vector<double> a(n, 1.0);
   auto A = to_view<double, Kokkos::LayoutRight, Space>(a, n, d);
-  auto s = to_device<Space>(sc);
+  auto s = TestUtil::vec_view<double, Space>(sc);
   Kokkos::View<std::int64_t*, mem> rows("rows", p);
   Kokkos::View<double*, mem> w("w", p);
   Kokkos::View<double**, Kokkos::LayoutLeft, mem> SA("SA", p, d);
@@ -265,7 +256,7 @@ TYPED_TEST(LeverageScoresTest, SamplingLawAndCrossSpaceIdentity) {
   Kokkos::View<double*, Kokkos::HostSpace> w_h("w_h", p);
   Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> SA_h("SA_h", p, d);
   auto Ah = to_view<double, Kokkos::LayoutRight, Kokkos::DefaultHostExecutionSpace>(a, n, d);
-  auto sh = to_device<Kokkos::DefaultHostExecutionSpace>(sc);
+  auto sh = TestUtil::vec_view<double, Kokkos::DefaultHostExecutionSpace>(sc);
   leverage_sampling(Kokkos::DefaultHostExecutionSpace(), Ah, sh, RNGState(99), rows_h, w_h, SA_h);
   std::int64_t mismatches = 0;
   for (std::int64_t j = 0; j < p; ++j) mismatches += rows_h(j) != rh(j);
@@ -372,7 +363,7 @@ TYPED_TEST(LeverageScoresTest, ScoresWhoseSumOverflows) {
   const std::int64_t n = 8, d = 2, p = 16;
   std::vector<double> big(n, 1e308);
   big[3] = 0.5e308;
-  auto s = to_device<Space>(big);
+  auto s = TestUtil::vec_view<double, Space>(big);
   Kokkos::View<double*, mem> pr("p", n);
   const double total = sampling_probabilities(Space(), s, pr);
   EXPECT_TRUE(std::isinf(total));
@@ -433,14 +424,14 @@ TYPED_TEST(LeverageScoresTest, BadInputThrows) {
   Kokkos::View<double**, Kokkos::LayoutLeft, mem> SA8("SA8", 8, d);
   std::vector<double> bad(n, 1.0);
   bad[17] = -1.0;
-  auto sb = to_device<Space>(bad);
+  auto sb = TestUtil::vec_view<double, Space>(bad);
   expect_error([&] { leverage_sampling(Space(), A, sb, RNGState(1), rows8, w8, SA8); },
                "leverage_sampling", "negative");
   bad[17] = std::numeric_limits<double>::quiet_NaN();
-  sb = to_device<Space>(bad);
+  sb = TestUtil::vec_view<double, Space>(bad);
   expect_error([&] { leverage_sampling(Space(), A, sb, RNGState(1), rows8, w8, SA8); },
                "leverage_sampling", "NaN");
-  auto sz = to_device<Space>(std::vector<double>(n, 0.0));
+  auto sz = TestUtil::vec_view<double, Space>(std::vector<double>(n, 0.0));
   expect_error([&] { leverage_sampling(Space(), A, sz, RNGState(1), rows8, w8, SA8); },
                "leverage_sampling", "zero");
   Kokkos::View<double*, mem> pz("pz", n);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /// \file KokkosSketch_MADTestUtils.hpp
-/// \brief Shared helpers of the MAD and MAD-Sketch tests: Views from host vectors, an
-/// independent host (double) evaluation of the MAD update, top-1 accuracy.
+/// \brief Shared helpers of the MAD and MAD-Sketch tests: an independent host (double)
+/// evaluation of the MAD update, top-1 accuracy (Views from host vectors: TestUtil::vec_view).
 #ifndef KOKKOSSKETCH_MADTESTUTILS_HPP
 #define KOKKOSSKETCH_MADTESTUTILS_HPP
 
 #include <KokkosSketch_ModifiedAdsorption.hpp>
 #include <KokkosSketch_PlantedPartition.hpp>
+#include <KokkosSketch_TestUtils.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -16,16 +17,6 @@
 #include <vector>
 
 namespace KokkosSketch::TestUtil {
-
-/// A host vector as a rank-1 View in Space's memory.
-template <class T, class Space>
-Kokkos::View<T*, typename Space::memory_space> vec_view(const std::vector<T>& h) {
-  Kokkos::View<T*, typename Space::memory_space> d("vec", h.size());
-  auto m = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < h.size(); ++i) m(i) = h[i];
-  Kokkos::deep_copy(d, m);
-  return d;
-}
 
 /// The entropy heuristic as stated in docs/stream/mad.md (Talukdar & Crammer 2009, natural
 /// logs), written here independently of the library: {p_inj, p_cont, p_abnd}.
