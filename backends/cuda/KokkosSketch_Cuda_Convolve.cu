@@ -39,6 +39,8 @@
 /// (54% of the FP32 FMA peak; the profile shows 70% of the issued instructions are FMAs at
 /// 3.2 instructions per cycle of the 4 an SM can issue), 4096 pairs of 512 at 15 T FMA/s.
 ///
+/// **Tensor Core kernel** (float, compute capability >= 8.0): KokkosSketch_Cuda_ConvolveMma.cu.
+///
 /// **Small-size kernel** (the seed's version 4): one warp per slot, lanes over the terms,
 /// warp-shuffle butterfly sums; one short launch for a single 2048-long convolution.
 ///
@@ -800,9 +802,15 @@ void run_correlate(const CorrelateProblem<T>& pr, const Plan& pl, void* workspac
 
 }  // namespace
 
-Plan plan(const ForwardProblem<float>& prob, const Config& cfg) { return plan_forward(prob, cfg); }
+Plan plan(const ForwardProblem<float>& prob, const Config& cfg) {
+  Plan pl;
+  if (plan_mma(prob, cfg, pl)) return pl;
+  return plan_forward(prob, cfg);
+}
 Plan plan(const ForwardProblem<double>& prob, const Config& cfg) { return plan_forward(prob, cfg); }
 Plan plan(const CorrelateProblem<float>& prob, const Config& cfg) {
+  Plan pl;
+  if (plan_mma(prob, cfg, pl)) return pl;
   return plan_correlate(prob, cfg);
 }
 Plan plan(const CorrelateProblem<double>& prob, const Config& cfg) {
@@ -810,13 +818,21 @@ Plan plan(const CorrelateProblem<double>& prob, const Config& cfg) {
 }
 
 void forward(const ForwardProblem<float>& prob, const Plan& pl, void* ws, cudaStream_t st) {
-  run_forward(prob, pl, ws, st);
+  if (pl.kernel == Plan::Kernel::mma) {
+    forward_mma(prob, pl, st);
+  } else {
+    run_forward(prob, pl, ws, st);
+  }
 }
 void forward(const ForwardProblem<double>& prob, const Plan& pl, void* ws, cudaStream_t st) {
   run_forward(prob, pl, ws, st);
 }
 void correlate(const CorrelateProblem<float>& prob, const Plan& pl, void* ws, cudaStream_t st) {
-  run_correlate(prob, pl, ws, st);
+  if (pl.kernel == Plan::Kernel::mma) {
+    correlate_mma(prob, pl, st);
+  } else {
+    run_correlate(prob, pl, ws, st);
+  }
 }
 void correlate(const CorrelateProblem<double>& prob, const Plan& pl, void* ws, cudaStream_t st) {
   run_correlate(prob, pl, ws, st);

@@ -7,7 +7,8 @@
 /// the generic kernels.
 ///
 /// Which kernel ran is told by a nested profiling region: `convolve[cuda-tiled]`,
-/// `convolve[cuda-small]`, `convolve_backward[cuda-tiled]`, `convolve_backward[cuda-small]`.
+/// `convolve[cuda-small]`, `convolve[cuda-mma]` (the Tensor Core kernel), and the same three
+/// for `convolve_backward`.
 /// Split-K partial sums live in the workspace cache, per stream.
 #ifndef KOKKOSSKETCH_CUDA_CONVOLVE_HPP
 #define KOKKOSSKETCH_CUDA_CONVOLVE_HPP
@@ -97,8 +98,7 @@ struct ConvolveApply<Kokkos::Cuda, PView, QView, RView> {
       pr.r_s = rs;
       pr.batch = conv_batch(r);
       const CudaConv::Plan pl = CudaConv::plan(pr, cfg.kernels);
-      ScopedRegion region(std::string("convolve[cuda-") +
-                          (pl.kernel == CudaConv::Plan::Kernel::small ? "small" : "tiled") + "]");
+      ScopedRegion region(std::string("convolve[cuda-") + pl.name() + "]");
       CudaConv::forward(pr, pl, cuda_conv_workspace(space, pl, "convolve[split]"),
                         space.cuda_stream());
       conv_zero_tail(space, r, m + n - 1);
@@ -146,8 +146,7 @@ struct CorrelateApply<Kokkos::Cuda, AView, GView, OView> {
       pr.batch = conv_batch(g);
       pr.reduce = conv_batch(out) == 1 && pr.batch > 1;
       const CudaConv::Plan pl = CudaConv::plan(pr, cfg.kernels);
-      ScopedRegion region(std::string("convolve_backward[cuda-") +
-                          (pl.kernel == CudaConv::Plan::Kernel::small ? "small" : "tiled") + "]");
+      ScopedRegion region(std::string("convolve_backward[cuda-") + pl.name() + "]");
       CudaConv::correlate(pr, pl, cuda_conv_workspace(space, pl, "convolve_backward[split]"),
                           space.cuda_stream());
     }

@@ -58,14 +58,27 @@ struct Config {
   /// Negative (the default): as many splits as one full wave of resident blocks holds (the
   /// occupancy calculator's blocks per SM times the SMs); 0: no split.
   double min_blocks_per_sm = -1.0;
+  /// The Tensor Core kernel (float problems on compute capability 8.0 or newer whose
+  /// operands fit its shared-memory windows; KokkosSketch_Cuda_ConvolveMma.cu): -1 where it
+  /// applies and the problem has at least `mma_min_jobs_per_sm` batch entries per SM and at
+  /// least 32 terms per output, 0 (the default: it is not yet faster than the tiled kernel)
+  /// never, 1 wherever it applies (the tests).
+  int mma = 0;
+  double mma_min_jobs_per_sm = 2.0;
 };
 
 /// Which kernel runs and the workspace it needs (plan first, then launch).
 struct Plan {
-  enum class Kernel { tiled, small } kernel = Kernel::tiled;
-  int block = 128;              ///< threads per block of the tiled kernel (64 or 128)
+  enum class Kernel { tiled, small, mma } kernel = Kernel::tiled;
+  int block = 128;              ///< threads per block (tiled: 64 or 128; mma: 32 to 256)
   std::int64_t splits = 1;      ///< split-K factor of the tiled kernel
   std::size_t workspace_bytes = 0;  ///< partial sums (splits > 1), 256-byte aligned
+  unsigned mma_grid = 0;            ///< blocks (one warp each) of the Tensor Core kernel
+  std::size_t mma_smem = 0;         ///< its dynamic shared memory per block, bytes
+  /// The kernel's name in the profiling regions: "tiled", "small" or "mma".
+  const char* name() const {
+    return kernel == Kernel::small ? "small" : (kernel == Kernel::mma ? "mma" : "tiled");
+  }
 };
 
 /// The plan of a forward problem on the current device.
@@ -93,6 +106,16 @@ void correlate(const CorrelateProblem<float>& prob, const Plan& plan, void* work
 /// \copydoc correlate(const CorrelateProblem<float>&, const Plan&, void*, cudaStream_t)
 void correlate(const CorrelateProblem<double>& prob, const Plan& plan, void* workspace,
                cudaStream_t stream);
+
+/// The Tensor Core kernel (KokkosSketch_Cuda_ConvolveMma.cu), called by plan() and
+/// forward() / correlate() above: fills `pl` and returns true when it takes the problem.
+bool plan_mma(const ForwardProblem<float>& prob, const Config& cfg, Plan& pl);
+/// \copydoc plan_mma(const ForwardProblem<float>&, const Config&, Plan&)
+bool plan_mma(const CorrelateProblem<float>& prob, const Config& cfg, Plan& pl);
+/// Enqueues a problem planned for the Tensor Core kernel on `stream`.
+void forward_mma(const ForwardProblem<float>& prob, const Plan& pl, cudaStream_t stream);
+/// \copydoc forward_mma(const ForwardProblem<float>&, const Plan&, cudaStream_t)
+void correlate_mma(const CorrelateProblem<float>& prob, const Plan& pl, cudaStream_t stream);
 
 }  // namespace CudaConv
 }  // namespace Impl

@@ -6,6 +6,9 @@
 //                       and Serial);
 //   convolve_generic    the generic TeamPolicy kernel, so a backend specialization keeps a
 //                       benchmark against it;
+//   convolve_simt       (Cuda) the FP32-FMA kernels with the Tensor Core kernel turned off
+//                       (CudaConvConfig mma = 0): the previous default, beside `convolve` at
+//                       the batched sizes where the Tensor Core kernel is the default;
 //   convolve_grad_p     convolve_backward, grad_p only (grad_q skipped);
 //   convolve_grad_q     convolve_backward, grad_q only;
 //   cudnn_conv1d        (Cuda, cuDNN found) cuDNN's 1-D (grouped) convolution, same data;
@@ -208,6 +211,7 @@ enum class ConvBench {
   convolve_stream,
   convolve,
   generic,
+  simt,
   grad_p,
   grad_q,
   cudnn,
@@ -265,6 +269,17 @@ void bench_conv(benchmark::State& state, const std::string& name, const Space& s
           Impl::ConvolveForwardGeneric<Space, c_t, c_t, o_t>::apply(space, in.p, in.q, in.r,
                                                                     s.batch);
         });
+        break;
+      case ConvBench::simt:
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+        if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+          Impl::CudaConvConfig cfg;
+          cfg.kernels.mma = 0;
+          secs = time_manual(state, name, space, [&] {
+            Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(space, in.p, in.q, in.r, cfg);
+          });
+        }
+#endif
         break;
       case ConvBench::grad_p:
         secs = time_manual(state, name, space,
@@ -354,6 +369,9 @@ void register_conv_space(const Space& space, SizeSet sizes) {
     }
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+#ifdef KOKKOSSKETCH_ENABLE_CUDA_KERNELS
+      if (s.batch > 1) entries.push_back({"convolve_simt", ConvBench::simt});
+#endif
 #ifdef KOKKOSSKETCH_PERF_HAVE_CUDNN
       entries.push_back({"cudnn_conv1d", ConvBench::cudnn});
 #endif
@@ -390,6 +408,10 @@ void register_conv_space(const Space& space, SizeSet sizes) {
     register_conv_bench(space, plan, "convolve", s, ConvBench::convolve);
     register_conv_bench(space, plan, "convolve_grad_p", s, ConvBench::grad_p);
     register_conv_bench(space, plan, "convolve_grad_q", s, ConvBench::grad_q);
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+    if constexpr (std::is_same<Space, Kokkos::Cuda>::value)
+      register_conv_bench(space, plan, "convolve_simt", s, ConvBench::simt);
+#endif
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSSKETCH_PERF_HAVE_CUDNN)
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value)
       register_conv_bench(space, plan, "cudnn_conv1d", s, ConvBench::cudnn);

@@ -11,6 +11,7 @@
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -136,6 +137,24 @@ template <class Scalar>
   std::vector<double> bound(want.val.size());
   for (std::size_t i = 0; i < bound.size(); ++i)
     bound[i] = 1.01 * gamma<Scalar>(k) * want.abs[i] + 1e-300;
+  return TestUtil::within_bounds(got, want.val, bound, ncols);
+}
+
+/// |got - want| <= (32 + ceil(k / 16) + 1) u abs + tiny, entry by entry: the bound of the CUDA
+/// Tensor Core kernel (float; docs/convolution/convolve.md): 4u per term for the dropped
+/// partial products of the three-term split, 24u of a step's sum for the rounding of its six
+/// MMAs, and one float add per step of 16 terms. `worst` (if given) receives the largest
+/// |got - want| / (u abs) seen.
+inline ::testing::AssertionResult within_mma_bound(const std::vector<double>& got,
+                                                   const Ref& want, double k, std::size_t ncols,
+                                                   double* worst = nullptr) {
+  const double u = std::ldexp(1.0, -24);
+  std::vector<double> bound(want.val.size());
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    bound[i] = (32.0 + std::ceil(k / 16.0) + 1.0) * u * want.abs[i] + 1e-300;
+    if (worst && want.abs[i] > 0 && got.size() == bound.size())
+      *worst = std::max(*worst, std::abs(got[i] - want.val[i]) / (u * want.abs[i]));
+  }
   return TestUtil::within_bounds(got, want.val, bound, ncols);
 }
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -406,6 +407,7 @@ TEST(ConvolveCuda, EveryKernelPathAgainstReferences) {
   tiled.kernels.min_blocks_per_sm = 0;
   split.kernels.small_max_terms = 0;
   split.kernels.min_blocks_per_sm = 1000;
+  small.kernels.mma = tiled.kernels.mma = split.kernels.mma = 0;  // TensorCorePath... below
   const Impl::CudaConvConfig cfgs[] = {small, tiled, split};
   using c_t = Impl::unmanaged_input_t<SV2<float, Space>>;
   using o_t = Impl::unmanaged_output_t<SV2<float, Space>>;
@@ -443,6 +445,128 @@ TEST(ConvolveCuda, EveryKernelPathAgainstReferences) {
       EXPECT_TRUE(within_gamma<float>(read<Space>(gq), wq, double(m * B), n))
           << "grad_q, path " << c << ", m " << m << " n " << n;
     }
+  }
+}
+
+/// The Tensor Core kernel (float, compute capability >= 8.0), forced by CudaConvConfig: the
+/// forward and both gradients against the FP64 references within its bound (within_mma_bound),
+/// over one and several output groups of 1024, partial tiles, m < n, strided, column-major and
+/// zero-stride operands; positive values decaying over 15 orders of magnitude (relative
+/// accuracy in the tails); Inf and NaN reaching exactly the outputs whose terms hold them;
+/// the same bits run to run.
+TEST(ConvolveCuda, TensorCorePathAgainstReferences) {
+  using Space = Kokkos::Cuda;
+  int dev = 0, major = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  if (major < 8) GTEST_SKIP() << "the Tensor Core kernel needs compute capability 8.0";
+  Impl::CudaConvConfig mma;
+  mma.kernels.mma = 1;
+  using c_t = Impl::unmanaged_input_t<SV2<float, Space>>;
+  using o_t = Impl::unmanaged_output_t<SV2<float, Space>>;
+  {  // the plan takes it when asked (and the automatic rule at a batch that fills the GPU)
+    Impl::CudaConv::ForwardProblem<float> pr;
+    pr.m = pr.n = 512;
+    pr.batch = 4;
+    EXPECT_TRUE(Impl::CudaConv::plan(pr, mma.kernels).kernel == Impl::CudaConv::Plan::Kernel::mma);
+    Impl::CudaConv::Config automatic;
+    automatic.mma = -1;
+    pr.batch = 4096;
+    EXPECT_TRUE(Impl::CudaConv::plan(pr, automatic).kernel == Impl::CudaConv::Plan::Kernel::mma);
+    pr.batch = 4;
+    EXPECT_FALSE(Impl::CudaConv::plan(pr, automatic).kernel == Impl::CudaConv::Plan::Kernel::mma);
+  }
+  double worst = 0.0;
+  const std::int64_t shapes[][4] = {{1, 1, 1, 1},    {3, 517, 3, 389},  {1, 1100, 4, 257},
+                                    {5, 129, 1, 1500}, {6, 512, 6, 512}, {9, 64, 1, 63},
+                                    {5, 200, 5, 8},   {2, 900, 2, 17},   {2, 3000, 2, 700},
+                                    {4, 16, 4, 2000}};
+  for (const auto& sh : shapes) {
+    const std::int64_t bp = sh[0], m = sh[1], bq = sh[2], n = sh[3], B = std::max(bp, bq);
+    const auto P = rounded<float>(host_data(bp, m, Lay::right, 13, true));
+    const auto Q = rounded<float>(host_data(bq, n, Lay::right, 14, true));
+    const auto G = rounded<float>(host_data(B, m + n - 1, Lay::right, 15, true));
+    SV2<float, Space> p("p", stride_of(bp, m, Lay::padded)), q("q", stride_of(bq, n, Lay::left)),
+        g("g", stride_of(B, m + n - 1, Lay::right)), r("r", stride_of(B, m + n - 1, Lay::right)),
+        r2("r2", stride_of(B, m + n - 1, Lay::right)), gp("gp", stride_of(bp, m, Lay::right)),
+        gq("gq", stride_of(bq, n, Lay::padded));
+    fill<Space>(p, P);
+    fill<Space>(q, Q);
+    fill<Space>(g, G);
+    const Ref want = conv_ref(P, bp, m, Q, bq, n, B);
+    Ref wp{std::vector<double>(bp * m, 0.0), std::vector<double>(bp * m, 0.0)};
+    Ref wq{std::vector<double>(bq * n, 0.0), std::vector<double>(bq * n, 0.0)};
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::int64_t ib = bp == 1 ? 0 : b, jb = bq == 1 ? 0 : b;
+      band_transpose_times(&Q[jb * n], n, m, &G[b * (m + n - 1)], &wp.val[ib * m], &wp.abs[ib * m]);
+      band_transpose_times(&P[ib * m], m, n, &G[b * (m + n - 1)], &wq.val[jb * n], &wq.abs[jb * n]);
+    }
+    Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r, mma);
+    EXPECT_TRUE(within_mma_bound(read<Space>(r), want, double(std::min(m, n)), m + n - 1, &worst))
+        << "forward, m " << m << " n " << n;
+    Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r2, mma);
+    EXPECT_EQ(read<Space>(r), read<Space>(r2)) << "run to run, m " << m << " n " << n;
+    // A shared operand's gradient (a sum over the batch) is not the Tensor Core kernel's: the
+    // tiled kernel's bound then.
+    Impl::CorrelateApply<Space, c_t, c_t, o_t>::apply(Space(), q, g, gp, mma);
+    Impl::CorrelateApply<Space, c_t, c_t, o_t>::apply(Space(), p, g, gq, mma);
+    if (bp == B)
+      EXPECT_TRUE(within_mma_bound(read<Space>(gp), wp, double(n), m, &worst)) << "grad_p " << m << " " << n;
+    else
+      EXPECT_TRUE(within_gamma<float>(read<Space>(gp), wp, double(n * B), m)) << "grad_p " << m << " " << n;
+    if (bq == B)
+      EXPECT_TRUE(within_mma_bound(read<Space>(gq), wq, double(m), n, &worst)) << "grad_q " << m << " " << n;
+    else
+      EXPECT_TRUE(within_gamma<float>(read<Space>(gq), wq, double(m * B), n)) << "grad_q " << m << " " << n;
+  }
+  std::printf("[ mma ] worst |err| / (u sum|terms|) over the random-sign cases: %.2f\n", worst);
+
+  {  // positive values decaying from 1 to about 1e-15: every entry to the relative bound
+    const std::int64_t B = 3, m = 300, n = 250;
+    std::vector<double> P(B * m), Q(B * n);
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<double> u(0.5, 1.0);
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t i = 0; i < m; ++i) P[b * m + i] = double(float(u(gen) * std::exp(-0.115 * i)));
+      for (std::int64_t i = 0; i < n; ++i) Q[b * n + i] = double(float(u(gen) * std::exp(-0.138 * (n - 1 - i))));
+    }
+    SV2<float, Space> p("p", stride_of(B, m, Lay::right)), q("q", stride_of(B, n, Lay::right)),
+        r("r", stride_of(B, m + n - 1, Lay::right));
+    fill<Space>(p, P);
+    fill<Space>(q, Q);
+    Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r, mma);
+    double wt = 0.0;
+    EXPECT_TRUE(within_mma_bound(read<Space>(r), conv_ref(P, B, m, Q, B, n, B), double(n), m + n - 1, &wt));
+    std::printf("[ mma ] worst |err| / (u sum|terms|), decaying positive pmfs: %.2f\n", wt);
+  }
+
+  {  // Inf and NaN: the job computes term by term; other jobs keep the Tensor Core path
+    const std::int64_t B = 3, m = 200, n = 150, len = m + n - 1;
+    auto P = rounded<float>(host_data(B, m, Lay::right, 21));
+    auto Q = rounded<float>(host_data(B, n, Lay::right, 22));
+    P[0 * m + 37] = std::numeric_limits<double>::infinity();
+    Q[1 * n + 100] = std::numeric_limits<double>::quiet_NaN();
+    SV2<float, Space> p("p", stride_of(B, m, Lay::right)), q("q", stride_of(B, n, Lay::right)),
+        r("r", stride_of(B, len, Lay::right));
+    fill<Space>(p, P);
+    fill<Space>(q, Q);
+    Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r, mma);
+    const auto got = read<Space>(r);
+    const Ref want = conv_ref(P, B, m, Q, B, n, B);
+    const double u = std::ldexp(1.0, -24);
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < B * len; ++i) {
+      const double w = want.val[i], x = got[i];
+      if (std::isnan(w)) {
+        wrong += !std::isnan(x);
+      } else if (std::isinf(w)) {
+        wrong += !(x == w);
+      } else {
+        // the Tensor Core bound, or the term-by-term FMA sum's gamma_n
+        wrong += !(std::abs(x - w) <= (43 + 1.01 * double(n)) * u * want.abs[i] + 1e-300);
+      }
+    }
+    EXPECT_EQ(wrong, 0) << "entries where Inf/NaN went elsewhere or a finite entry is off";
   }
 }
 #endif
