@@ -59,12 +59,14 @@ struct Config {
   /// occupancy calculator's blocks per SM times the SMs); 0: no split.
   double min_blocks_per_sm = -1.0;
   /// The Tensor Core kernel (float problems on compute capability 8.0 or newer whose
-  /// operands fit its shared-memory windows; KokkosSketch_Cuda_ConvolveMma.cu): -1 where it
-  /// applies and the problem has at least `mma_min_jobs_per_sm` batch entries per SM and at
-  /// least 32 terms per output, 0 (the default: it is not yet faster than the tiled kernel)
-  /// never, 1 wherever it applies (the tests).
-  int mma = 0;
-  double mma_min_jobs_per_sm = 2.0;
+  /// operands fit its shared-memory windows; KokkosSketch_Cuda_ConvolveMma.cu): -1 (the
+  /// default) for a forward problem where it applies, every output has at least
+  /// `mma_min_terms` terms and the batch has at least `mma_min_rows_per_sm` rows per SM (where
+  /// it was measured faster than the tiled kernel: docs/convolution/convolve.md; gradients
+  /// never, where it was slower), 0 never, 1 wherever it applies (the tests).
+  int mma = -1;
+  std::int64_t mma_min_terms = 1024;
+  double mma_min_rows_per_sm = 1.0;
 };
 
 /// Which kernel runs and the workspace it needs (plan first, then launch).

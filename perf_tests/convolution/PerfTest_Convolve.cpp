@@ -6,9 +6,10 @@
 //                       and Serial);
 //   convolve_generic    the generic TeamPolicy kernel, so a backend specialization keeps a
 //                       benchmark against it;
-//   convolve_simt       (Cuda) the FP32-FMA kernels with the Tensor Core kernel turned off
-//                       (CudaConvConfig mma = 0): the previous default, beside `convolve` at
-//                       the batched sizes where the Tensor Core kernel is the default;
+//   convolve_simt       (Cuda, batches) the FP32-FMA kernels (CudaConvConfig mma = 0);
+//   convolve_mma        (Cuda, batches) the Tensor Core kernel (CudaConvConfig mma = 1, where
+//                       it applies); `convolve` runs the automatic choice between the two;
+//   convolve_grad_p_simt, convolve_grad_p_mma  (Cuda, batches) the same two for grad_p;
 //   convolve_grad_p     convolve_backward, grad_p only (grad_q skipped);
 //   convolve_grad_q     convolve_backward, grad_q only;
 //   cudnn_conv1d        (Cuda, cuDNN found) cuDNN's 1-D (grouped) convolution, same data;
@@ -37,7 +38,8 @@
 // forward); hosts (small set): 1 x 8192 x 8192, 1 x 2048 x 2048, 256 x 512 x 512; the full set
 // adds 1 x 65536 x 65536 on hosts too. Devices also run a batched mid-size set, 1024 x 700 x 500
 // and 2048 x 768 x 768 (convolve, both gradients and the vendor baselines: lengths that are
-// not multiples of the kernel's tiles). Devices also sweep m = n = 1024 ... 32768 (convolve and
+// not multiples of the kernel's tiles), 512 x 1024 x 1024 and 256 x 2048 x 2048 (longer rows:
+// where the Tensor Core kernel's per-row staging is paid back). Devices also sweep m = n = 1024 ... 32768 (convolve and
 // plan_fft only): the crossover that sets Method::automatic's default fft_min_length there;
 // and `launch_floor` (devices): one empty one-thread kernel and the fence, the floor under the
 // 10 us target at m = n = 2048. GFLOP/s counts 2 batch m n (one FMA = 2 flops), so the
@@ -86,7 +88,7 @@ ConvPlan make_conv_plan(SizeSet sizes) {
     p.sizes = {{1, 65536, 65536}, {1, 2048, 2048}, {4096, 512, 512}};
     p.sweep = {{1, 1024, 1024}, {1, 4096, 4096}, {1, 8192, 8192}, {1, 16384, 16384},
                {1, 32768, 32768}};
-    p.batched = {{1024, 700, 500}, {2048, 768, 768}};
+    p.batched = {{1024, 700, 500}, {2048, 768, 768}, {512, 1024, 1024}, {256, 2048, 2048}};
     p.repetitions = 5;
   } else {
     p.sizes = {{1, 8192, 8192}, {1, 2048, 2048}, {256, 512, 512}};
@@ -212,6 +214,9 @@ enum class ConvBench {
   convolve,
   generic,
   simt,
+  mma,
+  grad_p_simt,
+  grad_p_mma,
   grad_p,
   grad_q,
   cudnn,
@@ -271,12 +276,25 @@ void bench_conv(benchmark::State& state, const std::string& name, const Space& s
         });
         break;
       case ConvBench::simt:
+      case ConvBench::mma:
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
         if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
           Impl::CudaConvConfig cfg;
-          cfg.kernels.mma = 0;
+          cfg.kernels.mma = which == ConvBench::mma ? 1 : 0;
           secs = time_manual(state, name, space, [&] {
             Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(space, in.p, in.q, in.r, cfg);
+          });
+        }
+#endif
+        break;
+      case ConvBench::grad_p_simt:
+      case ConvBench::grad_p_mma:
+#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+        if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+          Impl::CudaConvConfig cfg;
+          cfg.kernels.mma = which == ConvBench::grad_p_mma ? 1 : 0;
+          secs = time_manual(state, name, space, [&] {
+            Impl::CorrelateApply<Space, c_t, c_t, o_t>::apply(space, in.q, in.g, in.gp, cfg);
           });
         }
 #endif
@@ -370,7 +388,10 @@ void register_conv_space(const Space& space, SizeSet sizes) {
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
 #ifdef KOKKOSSKETCH_ENABLE_CUDA_KERNELS
-      if (s.batch > 1) entries.push_back({"convolve_simt", ConvBench::simt});
+      if (s.batch > 1) {
+        entries.push_back({"convolve_simt", ConvBench::simt});
+        entries.push_back({"convolve_mma", ConvBench::mma});
+      }
 #endif
 #ifdef KOKKOSSKETCH_PERF_HAVE_CUDNN
       entries.push_back({"cudnn_conv1d", ConvBench::cudnn});
@@ -411,6 +432,11 @@ void register_conv_space(const Space& space, SizeSet sizes) {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value)
       register_conv_bench(space, plan, "convolve_simt", s, ConvBench::simt);
+    if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+      register_conv_bench(space, plan, "convolve_mma", s, ConvBench::mma);
+      register_conv_bench(space, plan, "convolve_grad_p_simt", s, ConvBench::grad_p_simt);
+      register_conv_bench(space, plan, "convolve_grad_p_mma", s, ConvBench::grad_p_mma);
+    }
 #endif
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSSKETCH_PERF_HAVE_CUDNN)
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value)

@@ -469,11 +469,14 @@ TEST(ConvolveCuda, TensorCorePathAgainstReferences) {
     pr.m = pr.n = 512;
     pr.batch = 4;
     EXPECT_TRUE(Impl::CudaConv::plan(pr, mma.kernels).kernel == Impl::CudaConv::Plan::Kernel::mma);
-    Impl::CudaConv::Config automatic;
-    automatic.mma = -1;
+    const Impl::CudaConv::Config automatic;  // long rows in a batch that fills the GPU
+    pr.m = pr.n = 1024;
     pr.batch = 4096;
     EXPECT_TRUE(Impl::CudaConv::plan(pr, automatic).kernel == Impl::CudaConv::Plan::Kernel::mma);
     pr.batch = 4;
+    EXPECT_FALSE(Impl::CudaConv::plan(pr, automatic).kernel == Impl::CudaConv::Plan::Kernel::mma);
+    pr.m = pr.n = 512;
+    pr.batch = 4096;
     EXPECT_FALSE(Impl::CudaConv::plan(pr, automatic).kernel == Impl::CudaConv::Plan::Kernel::mma);
   }
   double worst = 0.0;
@@ -537,7 +540,12 @@ TEST(ConvolveCuda, TensorCorePathAgainstReferences) {
     Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r, mma);
     double wt = 0.0;
     EXPECT_TRUE(within_mma_bound(read<Space>(r), conv_ref(P, B, m, Q, B, n, B), double(n), m + n - 1, &wt));
-    std::printf("[ mma ] worst |err| / (u sum|terms|), decaying positive pmfs: %.2f\n", wt);
+    Impl::CudaConvConfig simt;
+    simt.kernels.mma = 0;
+    Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r, simt);
+    double ws = 0.0;
+    EXPECT_TRUE(within_mma_bound(read<Space>(r), conv_ref(P, B, m, Q, B, n, B), double(n), m + n - 1, &ws));
+    std::printf("[ mma ] worst |err| / (u sum|terms|), decaying positive pmfs: %.2f (FMA kernel %.2f)\n", wt, ws);
   }
 
   {  // Inf and NaN: the job computes term by term; other jobs keep the Tensor Core path
