@@ -434,44 +434,14 @@ void launch(const MmaProblem& pr, const Plan& pl, cudaStream_t st) {
 
 /// Forward: X = p (sa = +1), Y = q (sb = -1), O = m + n - 1.
 MmaProblem forward_problem(const ForwardProblem<float>& f) {
-  MmaProblem pr;
-  pr.a = f.p;
-  pr.a_bs = f.p_bs;
-  pr.a_s = f.p_s;
-  pr.lenA = f.m;
-  pr.sa = 1;
-  pr.b = f.q;
-  pr.b_bs = f.q_bs;
-  pr.b_s = f.q_s;
-  pr.lenB = f.n;
-  pr.sb = -1;
-  pr.out = f.r;
-  pr.out_bs = f.r_bs;
-  pr.out_s = f.r_s;
-  pr.O = f.m + f.n - 1;
-  pr.batch = f.batch;
-  return pr;
+  return MmaProblem{f.p, f.p_bs, f.p_s, f.m, 1, f.q, f.q_bs, f.q_s, f.n, -1,
+                    f.r, f.r_bs, f.r_s, f.m + f.n - 1, f.batch};
 }
 
 /// Correlation: X = a (sa = -1), Y = g (sb = -1, the O + K - 1 entries it reads).
 MmaProblem correlate_problem(const CorrelateProblem<float>& c) {
-  MmaProblem pr;
-  pr.a = c.a;
-  pr.a_bs = c.a_bs;
-  pr.a_s = c.a_s;
-  pr.lenA = c.K;
-  pr.sa = -1;
-  pr.b = c.g;
-  pr.b_bs = c.g_bs;
-  pr.b_s = c.g_s;
-  pr.lenB = c.O + c.K - 1;
-  pr.sb = -1;
-  pr.out = c.out;
-  pr.out_bs = c.out_bs;
-  pr.out_s = c.out_s;
-  pr.O = c.O;
-  pr.batch = c.batch;
-  return pr;
+  return MmaProblem{c.a, c.a_bs, c.a_s, c.K, -1, c.g, c.g_bs, c.g_s, c.O + c.K - 1, -1,
+                    c.out, c.out_bs, c.out_s, c.O, c.batch};
 }
 
 }  // namespace

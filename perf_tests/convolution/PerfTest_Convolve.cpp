@@ -277,24 +277,20 @@ void bench_conv(benchmark::State& state, const std::string& name, const Space& s
         break;
       case ConvBench::simt:
       case ConvBench::mma:
-#if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
-        if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
-          Impl::CudaConvConfig cfg;
-          cfg.kernels.mma = which == ConvBench::mma ? 1 : 0;
-          secs = time_manual(state, name, space, [&] {
-            Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(space, in.p, in.q, in.r, cfg);
-          });
-        }
-#endif
-        break;
       case ConvBench::grad_p_simt:
       case ConvBench::grad_p_mma:
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
         if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+          // One CUDA kernel family forced (mma = 0: FMA, 1: Tensor Cores), forward or grad_p.
           Impl::CudaConvConfig cfg;
-          cfg.kernels.mma = which == ConvBench::grad_p_mma ? 1 : 0;
+          cfg.kernels.mma = which == ConvBench::mma || which == ConvBench::grad_p_mma ? 1 : 0;
+          const bool forward = which == ConvBench::simt || which == ConvBench::mma;
           secs = time_manual(state, name, space, [&] {
-            Impl::CorrelateApply<Space, c_t, c_t, o_t>::apply(space, in.q, in.g, in.gp, cfg);
+            if (forward) {
+              Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(space, in.p, in.q, in.r, cfg);
+            } else {
+              Impl::CorrelateApply<Space, c_t, c_t, o_t>::apply(space, in.q, in.g, in.gp, cfg);
+            }
           });
         }
 #endif

@@ -394,6 +394,40 @@ TYPED_TEST(ConvolveTest, AsynchronousWithoutFiniteCheck) {
 }
 
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
+/// One shape of the CUDA path tests: p (bp x m, padded), q (bq x n, column-major) and the
+/// upstream g (B x (m + n - 1), row-major) of random signs from seeds s, s + 1, s + 2, the
+/// output Views, and the FP64 references of the forward and of both gradients.
+struct CudaPathCase {
+  using V = SV2<float, Kokkos::Cuda>;
+  std::int64_t B;
+  V p, q, g, r, gp, gq;
+  Ref want, wp, wq;
+  CudaPathCase(std::int64_t bp, std::int64_t m, std::int64_t bq, std::int64_t n, unsigned s)
+      : B(std::max(bp, bq)),
+        p("p", stride_of(bp, m, Lay::padded)),
+        q("q", stride_of(bq, n, Lay::left)),
+        g("g", stride_of(B, m + n - 1, Lay::right)),
+        r("r", stride_of(B, m + n - 1, Lay::right)),
+        gp("gp", stride_of(bp, m, Lay::right)),
+        gq("gq", stride_of(bq, n, Lay::padded)) {
+    using Space = Kokkos::Cuda;
+    const auto P = rounded<float>(host_data(bp, m, Lay::right, s, true));
+    const auto Q = rounded<float>(host_data(bq, n, Lay::right, s + 1, true));
+    const auto G = rounded<float>(host_data(B, m + n - 1, Lay::right, s + 2, true));
+    fill<Space>(p, P);
+    fill<Space>(q, Q);
+    fill<Space>(g, G);
+    want = conv_ref(P, bp, m, Q, bq, n, B);
+    wp = Ref{std::vector<double>(bp * m, 0.0), std::vector<double>(bp * m, 0.0)};
+    wq = Ref{std::vector<double>(bq * n, 0.0), std::vector<double>(bq * n, 0.0)};
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::int64_t ib = bp == 1 ? 0 : b, jb = bq == 1 ? 0 : b;
+      band_transpose_times(&Q[jb * n], n, m, &G[b * (m + n - 1)], &wp.val[ib * m], &wp.abs[ib * m]);
+      band_transpose_times(&P[ib * m], m, n, &G[b * (m + n - 1)], &wq.val[jb * n], &wq.abs[jb * n]);
+    }
+  }
+};
+
 /// Every path of the CUDA kernels (small, tiled, tiled with split-K; block sizes 64 and 128;
 /// tiles below, above and across the triangle boundary; a partial last tile, with four-step
 /// trips, single steps and a per-term tail, or only some of them; m < n; shared operands and
@@ -416,24 +450,11 @@ TEST(ConvolveCuda, EveryKernelPathAgainstReferences) {
                                     {6, 512, 6, 512},  {9, 64, 1, 63},    {5, 200, 5, 8},
                                     {1, 700, 5, 500},  {2, 900, 2, 17}};
   for (const auto& sh : shapes) {
-    const std::int64_t bp = sh[0], m = sh[1], bq = sh[2], n = sh[3], B = std::max(bp, bq);
-    const auto P = rounded<float>(host_data(bp, m, Lay::right, 3, true));
-    const auto Q = rounded<float>(host_data(bq, n, Lay::right, 4, true));
-    const auto G = rounded<float>(host_data(B, m + n - 1, Lay::right, 5, true));
-    SV2<float, Space> p("p", stride_of(bp, m, Lay::padded)), q("q", stride_of(bq, n, Lay::left)),
-        g("g", stride_of(B, m + n - 1, Lay::right)), r("r", stride_of(B, m + n - 1, Lay::right)),
-        gp("gp", stride_of(bp, m, Lay::right)), gq("gq", stride_of(bq, n, Lay::padded));
-    fill<Space>(p, P);
-    fill<Space>(q, Q);
-    fill<Space>(g, G);
-    const Ref want = conv_ref(P, bp, m, Q, bq, n, B);
-    Ref wp{std::vector<double>(bp * m, 0.0), std::vector<double>(bp * m, 0.0)};
-    Ref wq{std::vector<double>(bq * n, 0.0), std::vector<double>(bq * n, 0.0)};
-    for (std::int64_t b = 0; b < B; ++b) {
-      const std::int64_t ib = bp == 1 ? 0 : b, jb = bq == 1 ? 0 : b;
-      band_transpose_times(&Q[jb * n], n, m, &G[b * (m + n - 1)], &wp.val[ib * m], &wp.abs[ib * m]);
-      band_transpose_times(&P[ib * m], m, n, &G[b * (m + n - 1)], &wq.val[jb * n], &wq.abs[jb * n]);
-    }
+    const std::int64_t bp = sh[0], m = sh[1], bq = sh[2], n = sh[3];
+    CudaPathCase t(bp, m, bq, n, 3);
+    const std::int64_t B = t.B;
+    const auto &p = t.p, &q = t.q, &g = t.g, &r = t.r, &gp = t.gp, &gq = t.gq;
+    const Ref &want = t.want, &wp = t.wp, &wq = t.wq;
     for (int c = 0; c < 3; ++c) {
       Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r, cfgs[c]);
       EXPECT_TRUE(within_gamma<float>(read<Space>(r), want, double(std::min(m, n)), m + n - 1))
@@ -485,25 +506,12 @@ TEST(ConvolveCuda, TensorCorePathAgainstReferences) {
                                     {5, 200, 5, 8},   {2, 900, 2, 17},   {2, 3000, 2, 700},
                                     {4, 16, 4, 2000}};
   for (const auto& sh : shapes) {
-    const std::int64_t bp = sh[0], m = sh[1], bq = sh[2], n = sh[3], B = std::max(bp, bq);
-    const auto P = rounded<float>(host_data(bp, m, Lay::right, 13, true));
-    const auto Q = rounded<float>(host_data(bq, n, Lay::right, 14, true));
-    const auto G = rounded<float>(host_data(B, m + n - 1, Lay::right, 15, true));
-    SV2<float, Space> p("p", stride_of(bp, m, Lay::padded)), q("q", stride_of(bq, n, Lay::left)),
-        g("g", stride_of(B, m + n - 1, Lay::right)), r("r", stride_of(B, m + n - 1, Lay::right)),
-        r2("r2", stride_of(B, m + n - 1, Lay::right)), gp("gp", stride_of(bp, m, Lay::right)),
-        gq("gq", stride_of(bq, n, Lay::padded));
-    fill<Space>(p, P);
-    fill<Space>(q, Q);
-    fill<Space>(g, G);
-    const Ref want = conv_ref(P, bp, m, Q, bq, n, B);
-    Ref wp{std::vector<double>(bp * m, 0.0), std::vector<double>(bp * m, 0.0)};
-    Ref wq{std::vector<double>(bq * n, 0.0), std::vector<double>(bq * n, 0.0)};
-    for (std::int64_t b = 0; b < B; ++b) {
-      const std::int64_t ib = bp == 1 ? 0 : b, jb = bq == 1 ? 0 : b;
-      band_transpose_times(&Q[jb * n], n, m, &G[b * (m + n - 1)], &wp.val[ib * m], &wp.abs[ib * m]);
-      band_transpose_times(&P[ib * m], m, n, &G[b * (m + n - 1)], &wq.val[jb * n], &wq.abs[jb * n]);
-    }
+    const std::int64_t bp = sh[0], m = sh[1], bq = sh[2], n = sh[3];
+    CudaPathCase t(bp, m, bq, n, 13);
+    const std::int64_t B = t.B;
+    const auto &p = t.p, &q = t.q, &g = t.g, &r = t.r, &gp = t.gp, &gq = t.gq;
+    const Ref &want = t.want, &wp = t.wp, &wq = t.wq;
+    SV2<float, Space> r2("r2", stride_of(B, m + n - 1, Lay::right));
     Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r, mma);
     EXPECT_TRUE(within_mma_bound(read<Space>(r), want, double(std::min(m, n)), m + n - 1, &worst))
         << "forward, m " << m << " n " << n;
