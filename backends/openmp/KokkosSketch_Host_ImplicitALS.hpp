@@ -48,19 +48,26 @@ inline constexpr std::int64_t host_als_prefetch_distance = 2;
 
 /// sum_f y[f] v[f] in the host order: 32 partial sums s[f mod 32] over the whole blocks of 32,
 /// a[q] = (s[q] + s[q + 8]) + (s[q + 16] + s[q + 24]), h[q] = a[q] + a[q + 4],
-/// (h[0] + h[2]) + (h[1] + h[3]), then the tail f >= 32 floor(k / 32) added in order.
+/// (h[0] + h[2]) + (h[1] + h[3]), then the tail f >= 32 floor(k / 32) added in order. Every
+/// product is rounded on its own (Impl::mul_rn): with target flags that enable FMA (Spack's
+/// -march), a compiler would otherwise contract some of them and not the AVX2 loop's.
 template <class S>
 inline float host_als_dot(const S* y, const float* v, std::int64_t k) {
   float s[32] = {};
   const std::int64_t kb = k - k % 32;
   for (std::int64_t f = 0; f < kb; f += 32)
-    for (int q = 0; q < 32; ++q) s[q] += als_load(y[f + q]) * v[f + q];
+    for (int q = 0; q < 32; ++q) s[q] += mul_rn(als_load(y[f + q]), v[f + q]);
   float a[8];
   for (int q = 0; q < 8; ++q) a[q] = (s[q] + s[q + 8]) + (s[q + 16] + s[q + 24]);
   float t = (a[0] + a[4] + (a[2] + a[6])) + (a[1] + a[5] + (a[3] + a[7]));
-  for (std::int64_t f = kb; f < k; ++f) t += als_load(y[f]) * v[f];
+  for (std::int64_t f = kb; f < k; ++f) t += mul_rn(als_load(y[f]), v[f]);
   return t;
 }
+
+/// The host loops' products: each rounded on its own (Impl::mul_rn).
+struct HostALSMul {
+  float operator()(float a, float b) const { return mul_rn(a, b); }
+};
 
 /// Prefetches the k factors of row `y` (of S) into the caches.
 template <class S>
@@ -93,7 +100,8 @@ inline void host_als_sparse_portable(const S* Y, std::int64_t k, const std::int6
       if (t + pd < end) host_als_prefetch_row(Yp + en[t + pd] * n, n);
     }
   };
-  ALSSparseGeneric::loop(Y, k, entries, conf, b, e, v, acc, residual, Dot{}, Prefetch{});
+  ALSSparseGeneric::loop(Y, k, entries, conf, b, e, v, acc, residual, Dot{}, Prefetch{},
+                         HostALSMul{});
 }
 
 #if KOKKOSSKETCH_HOST_X86
@@ -111,8 +119,16 @@ __attribute__((target("avx2,f16c"))) inline __m256 host_als_load8(const fp16* p)
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+/// a * b in 8 lanes, each rounded on its own: the empty asm statement keeps a compiler that
+/// may use FMA (target flags) from contracting the product with the following addition.
+__attribute__((target("avx2,f16c"))) inline __m256 host_als_mul8(__m256 a, __m256 b) {
+  __m256 p = _mm256_mul_ps(a, b);
+  __asm__("" : "+x"(p));
+  return p;
+}
+
 /// host_als_sparse_portable with AVX2 (F16C for FP16 storage): the same operations in the
-/// same order, 8 lanes per instruction.
+/// same order, 8 lanes per instruction, every product rounded on its own (the same bits).
 template <class S>
 __attribute__((target("avx2,f16c"))) void host_als_sparse_avx2(
     const S* Y, std::int64_t k, const std::int64_t* entries, const float* conf, std::int64_t b,
@@ -126,23 +142,23 @@ __attribute__((target("avx2,f16c"))) void host_als_sparse_avx2(
     const S* y = Y + entries[t] * k;
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     for (std::int64_t f = 0; f < kb; f += 32) {
-      s0 = _mm256_add_ps(s0, _mm256_mul_ps(host_als_load8(y + f), _mm256_loadu_ps(v + f)));
-      s1 = _mm256_add_ps(s1, _mm256_mul_ps(host_als_load8(y + f + 8), _mm256_loadu_ps(v + f + 8)));
-      s2 = _mm256_add_ps(s2, _mm256_mul_ps(host_als_load8(y + f + 16), _mm256_loadu_ps(v + f + 16)));
-      s3 = _mm256_add_ps(s3, _mm256_mul_ps(host_als_load8(y + f + 24), _mm256_loadu_ps(v + f + 24)));
+      s0 = _mm256_add_ps(s0, host_als_mul8(host_als_load8(y + f), _mm256_loadu_ps(v + f)));
+      s1 = _mm256_add_ps(s1, host_als_mul8(host_als_load8(y + f + 8), _mm256_loadu_ps(v + f + 8)));
+      s2 = _mm256_add_ps(s2, host_als_mul8(host_als_load8(y + f + 16), _mm256_loadu_ps(v + f + 16)));
+      s3 = _mm256_add_ps(s3, host_als_mul8(host_als_load8(y + f + 24), _mm256_loadu_ps(v + f + 24)));
     }
     const __m256 a = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
     __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     float d = _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
-    for (std::int64_t f = kb; f < k; ++f) d += als_load(y[f]) * v[f];
-    const float wt = residual ? c - (c - 1.0f) * d : (c - 1.0f) * d;
+    for (std::int64_t f = kb; f < k; ++f) d += mul_rn(als_load(y[f]), v[f]);
+    const float wt = residual ? c - mul_rn(c - 1.0f, d) : mul_rn(c - 1.0f, d);
     const __m256 w8 = _mm256_set1_ps(wt);
     std::int64_t f = 0;
     for (; f < k8; f += 8)
       _mm256_storeu_ps(acc + f,
-                       _mm256_add_ps(_mm256_loadu_ps(acc + f), _mm256_mul_ps(w8, host_als_load8(y + f))));
-    for (; f < k; ++f) acc[f] += wt * als_load(y[f]);
+                       _mm256_add_ps(_mm256_loadu_ps(acc + f), host_als_mul8(w8, host_als_load8(y + f))));
+    for (; f < k; ++f) acc[f] += mul_rn(wt, als_load(y[f]));
   }
 }
 #endif

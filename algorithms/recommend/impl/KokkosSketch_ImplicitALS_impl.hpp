@@ -893,24 +893,32 @@ struct ALSSparseGeneric {
                                            std::int64_t, std::int64_t) const {}
   };
 
+  /// a * b as the expression: compilers may contract it with a neighbouring addition.
+  struct PlainMul {
+    KOKKOS_INLINE_FUNCTION float operator()(float a, float b) const { return a * b; }
+  };
+
   /// The loop of every sparse-term policy: before(Y, entries, k, t, e) is called first for
-  /// each nonzero t (a host policy prefetches there), dot(y, v, k) forms y.v.
+  /// each nonzero t (a host policy prefetches there), dot(y, v, k) forms y.v, and mul(a, b)
+  /// forms the loop's products (the host policies round each one: Impl::mul_rn, so that their
+  /// portable and AVX2 loops give the same bits whatever the compiler contracts).
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
-  template <class S, class Dot, class Before>
+  template <class S, class Dot, class Before, class Mul = PlainMul>
   KOKKOS_INLINE_FUNCTION static void loop(const S* Y, std::int64_t k, const std::int64_t* entries,
                                           const float* conf, std::int64_t b, std::int64_t e,
                                           const float* v, float* acc, bool residual,
-                                          const Dot& dot, const Before& before) {
+                                          const Dot& dot, const Before& before,
+                                          const Mul& mul = Mul{}) {
     for (std::int64_t t = b; t < e; ++t) {
       before(Y, entries, k, t, e);
       const float c = conf[t];
       if (!(c > 0)) continue;
       const S* y = Y + entries[t] * k;
       const float d = dot(y, v, k);
-      const float wt = residual ? c - (c - 1.0f) * d : (c - 1.0f) * d;
-      for (std::int64_t f = 0; f < k; ++f) acc[f] += wt * als_load(y[f]);
+      const float wt = residual ? c - mul(c - 1.0f, d) : mul(c - 1.0f, d);
+      for (std::int64_t f = 0; f < k; ++f) acc[f] += mul(wt, als_load(y[f]));
     }
   }
 
