@@ -148,15 +148,6 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
   return *reinterpret_cast<const unsigned*>(&p);
 }
 
-/// Element `idx` of a row (0 outside [0, len)); `bad` is set for a non-finite value.
-__device__ __forceinline__ float load_op(const float* row, std::int64_t s, std::int64_t len,
-                                         std::int64_t idx, bool& bad) {
-  if (idx < 0 || idx >= len) return 0.0f;
-  const float v = __ldg(row + idx * s);
-  bad |= !isfinite(v);
-  return v;
-}
-
 /// Element `idx` of a row, 0 outside [0, len), without a branch (the index clamped, the value
 /// selected), so that a run of these loads is in flight at once.
 __device__ __forceinline__ float load_clamped(const float* row, std::int64_t s, std::int64_t len,
@@ -372,10 +363,9 @@ __global__ void __launch_bounds__(32 * MAXW) conv_mma_kernel(const MmaProblem pr
       for (std::int64_t o = threadIdx.x; o < pr.O; o += blockDim.x) {
         const std::int64_t x0 = dmax(gm.xv0, gm.yv0 + o), x1 = dmin(gm.xv1, gm.yv1 + o);
         float sum = 0.0f;
-        bool unused = false;
         for (std::int64_t x = x0; x <= x1; ++x) {
-          sum = fmaf(load_op(arow, pr.a_s, pr.lenA, op_index(x, pr.sa), unused),
-                     load_op(brow, pr.b_s, pr.lenB, op_index(x - o, pr.sb), unused), sum);
+          sum = fmaf(load_clamped(arow, pr.a_s, pr.lenA, op_index(x, pr.sa)),
+                     load_clamped(brow, pr.b_s, pr.lenB, op_index(x - o, pr.sb)), sum);
         }
         orow[o * pr.out_s] = sum;
       }
