@@ -15,7 +15,10 @@
 // count): e.g. `Serial`, `OpenMP/t2`, `Cuda`. A space whose key has no line in the file skips
 // with a message naming the key. Host results that go through BLAS/LAPACK also depend on the
 // BLAS library and the CPU kernels it picks; the file's header says where its values were
-// recorded. OpenBLAS runs on one thread here (see openblas_set_num_threads below).
+// recorded. OpenBLAS runs on one thread here (see openblas_set_num_threads below). A build
+// whose host code targets FMA (__FMA__: -march=native, Spack's target flags) skips the
+// committed values, recorded without it (a compiler may contract multiplies and adds there);
+// a file it records itself (KOKKOSSKETCH_CHECKSUMS_FILE) is checked.
 //
 // Record mode: with KOKKOSSKETCH_CHECKSUMS_RECORD=<path>, every case appends its line to <path>
 // and nothing is checked. The committed file holds host values of one machine and one Kokkos
@@ -163,6 +166,15 @@ class Golden {
     }
     const char* f = std::getenv("KOKKOSSKETCH_CHECKSUMS_FILE");
     m_file = f ? f : KOKKOSSKETCH_CHECKSUMS_DEFAULT_FILE;
+#if defined(__FMA__)
+    // The committed values were recorded by a build without FMA; with target flags that
+    // enable it (-march=native, Spack's target flags) a compiler may contract a multiply and
+    // an add into one rounding, so they do not apply. A file recorded by this build does.
+    if (!f) {
+      m_not_this_build = true;
+      return;
+    }
+#endif
     std::ifstream in(m_file);
     m_readable = bool(in);
     std::string line;
@@ -183,10 +195,17 @@ class Golden {
   Golden& operator=(const Golden&) = delete;
 
   bool recording() const { return !m_record.empty(); }
-  /// True when checking and the file holds no value for this space key.
+  /// True when checking and the file holds no value for this space key (or its values are not
+  /// this build's).
   bool absent() const { return !recording() && m_expected.empty(); }
   std::string why_absent() const {
     std::ostringstream os;
+    if (m_not_this_build) {
+      os << "this build enables FMA (target flags such as -march=native), and the values of "
+         << m_file << " were recorded without it; record this build's with "
+         << "KOKKOSSKETCH_CHECKSUMS_RECORD=<path> and check with KOKKOSSKETCH_CHECKSUMS_FILE=<path>";
+      return os.str();
+    }
     os << "no golden checksums for space key '" << m_key << "' in " << m_file
        << (m_readable ? "" : " (file not readable)")
        << "; record them with KOKKOSSKETCH_CHECKSUMS_RECORD=<path>";
@@ -215,7 +234,7 @@ class Golden {
 
  private:
   std::string m_key, m_record, m_file, m_lines;
-  bool m_readable = false;
+  bool m_readable = false, m_not_this_build = false;
   std::map<std::string, std::string> m_expected;
   std::set<std::string> m_seen;
 };
