@@ -30,15 +30,6 @@ template <class Space>
 class CountMinTest : public ::testing::Test {};
 TYPED_TEST_SUITE(CountMinTest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
-template <class T, class Space>
-Kokkos::View<T*, typename Space::memory_space> device_vector(const std::vector<T>& v) {
-  Kokkos::View<T*, typename Space::memory_space> d("KokkosSketch::test", v.size());
-  auto h = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
-  Kokkos::deep_copy(d, h);
-  return d;
-}
-
 template <class T, class View>
 std::vector<T> host_copy(const View& v) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
@@ -89,8 +80,8 @@ CountMinSketch<C, typename Space::memory_space> sketch_of(const Stream& s, std::
                                                           CountMinUpdate mode =
                                                               CountMinUpdate::plain) {
   auto cms = CountMinSketch<C, typename Space::memory_space>::from_shape(depth, width, seed, mode);
-  cms.update(Space(), device_vector<std::uint64_t, Space>(s.keys),
-             device_vector<std::int64_t, Space>(s.counts), o);
+  cms.update(Space(), TestUtil::vec_view<std::uint64_t, Space>(s.keys),
+             TestUtil::vec_view<std::int64_t, Space>(s.counts), o);
   return cms;
 }
 
@@ -134,14 +125,14 @@ TYPED_TEST(CountMinTest, TableEqualsDefinitionEveryAlgorithm) {
   }
   // Unit counts.
   auto cms = CountMinSketch<std::int32_t, typename Space::memory_space>::from_shape(3, 256, 9);
-  cms.update(Space(), device_vector<std::uint64_t, Space>(s.keys));
+  cms.update(Space(), TestUtil::vec_view<std::uint64_t, Space>(s.keys));
   Stream ones = s;
   std::fill(ones.counts.begin(), ones.counts.end(), 1);
   EXPECT_EQ(host_copy<std::int32_t>(cms.table()), reference_table<std::int32_t>(cms.hash(), ones));
   // Signed keys are hashed as their 64-bit two's complement.
   std::vector<std::int64_t> sk = {-1, -2, 5};
   auto a = CountMinSketch<std::int64_t, typename Space::memory_space>::from_shape(2, 64, 3);
-  a.update(Space(), device_vector<std::int64_t, Space>(sk));
+  a.update(Space(), TestUtil::vec_view<std::int64_t, Space>(sk));
   Stream u{{~0ull, ~1ull, 5ull}, {1, 1, 1}};
   EXPECT_EQ(host_copy<std::int64_t>(a.table()), reference_table<std::int64_t>(a.hash(), u));
 }
@@ -154,7 +145,7 @@ TYPED_TEST(CountMinTest, NeverBelowTruthAndQuery) {
     std::vector<std::uint64_t> keys;
     for (const auto& kv : f) keys.push_back(kv.first);
     keys.push_back(777);  // never seen: truth 0
-    auto dk = device_vector<std::uint64_t, Space>(keys);
+    auto dk = TestUtil::vec_view<std::uint64_t, Space>(keys);
     Kokkos::View<double*, typename Space::memory_space> est("KokkosSketch::est", keys.size());
     if (dbl) {
       const auto cms = sketch_of<Space, double>(s, 4, 256, 5);
@@ -186,9 +177,9 @@ TEST(CountMinBound, FractionAboveEpsNBelowDelta) {
   for (auto c : s.counts) N += c;
   std::vector<std::uint64_t> keys;
   for (const auto& kv : f) keys.push_back(kv.first);
-  auto dk = device_vector<std::uint64_t, Space>(keys);
-  auto dc = device_vector<std::int64_t, Space>(s.counts);
-  auto ds = device_vector<std::uint64_t, Space>(s.keys);
+  auto dk = TestUtil::vec_view<std::uint64_t, Space>(keys);
+  auto dc = TestUtil::vec_view<std::int64_t, Space>(s.counts);
+  auto ds = TestUtil::vec_view<std::uint64_t, Space>(s.keys);
   Kokkos::View<std::int64_t*, Space::memory_space> est("KokkosSketch::est", keys.size());
   double sum = 0;
   for (int seed = 0; seed < 400; ++seed) {
@@ -303,14 +294,14 @@ TYPED_TEST(CountMinTest, TopKPlantedHeavyHitters) {
       s.counts.push_back(std::int64_t(500 * (5 - k)));
     }
   const auto cms = sketch_of<Space, std::int64_t>(s, 5, 2048, 31);
-  const auto top = cms.top_k(Space(), device_vector<std::uint64_t, Space>(s.keys), 5);
+  const auto top = cms.top_k(Space(), TestUtil::vec_view<std::uint64_t, Space>(s.keys), 5);
   ASSERT_EQ(top.size(), 5u);
   for (std::uint64_t k = 0; k < 5; ++k) {
     EXPECT_EQ(top[k].key, 1000 + k);
     EXPECT_GE(top[k].estimate, std::int64_t(5000 - 1000 * k));
   }
-  EXPECT_TRUE(cms.top_k(Space(), device_vector<std::uint64_t, Space>(s.keys), 0).empty());
-  const auto all = cms.top_k(Space(), device_vector<std::uint64_t, Space>({1, 1, 2}), 10);
+  EXPECT_TRUE(cms.top_k(Space(), TestUtil::vec_view<std::uint64_t, Space>(s.keys), 0).empty());
+  const auto all = cms.top_k(Space(), TestUtil::vec_view<std::uint64_t, Space>({1, 1, 2}), 10);
   EXPECT_EQ(all.size(), 2u);  // duplicates count once
 }
 
@@ -320,7 +311,7 @@ TYPED_TEST(CountMinTest, ConservativeBetweenTruthAndPlain) {
   const auto f = truth(s);
   std::vector<std::uint64_t> keys;
   for (const auto& kv : f) keys.push_back(kv.first);
-  auto dk = device_vector<std::uint64_t, Space>(keys);
+  auto dk = TestUtil::vec_view<std::uint64_t, Space>(keys);
   // Updated in 3 batches (the rule is applied batch by batch).
   auto cu = CountMinSketch<std::int64_t, typename Space::memory_space>::from_shape(
       4, 256, 17, CountMinUpdate::conservative);
@@ -332,10 +323,10 @@ TYPED_TEST(CountMinTest, ConservativeBetweenTruthAndPlain) {
       part.keys.push_back(s.keys[i]);
       part.counts.push_back(s.counts[i]);
     }
-    cu.update(Space(), device_vector<std::uint64_t, Space>(part.keys),
-              device_vector<std::int64_t, Space>(part.counts));
-    cuf.update(Space(), device_vector<std::uint64_t, Space>(part.keys),
-               device_vector<std::int64_t, Space>(part.counts));
+    cu.update(Space(), TestUtil::vec_view<std::uint64_t, Space>(part.keys),
+              TestUtil::vec_view<std::int64_t, Space>(part.counts));
+    cuf.update(Space(), TestUtil::vec_view<std::uint64_t, Space>(part.keys),
+               TestUtil::vec_view<std::int64_t, Space>(part.counts));
   }
   const auto plain = sketch_of<Space, std::int64_t>(s, 4, 256, 17);
   Kokkos::View<std::int64_t*, typename Space::memory_space> ec("KokkosSketch::ec", keys.size()),
@@ -377,8 +368,8 @@ TYPED_TEST(CountMinTest, ConservativeBetweenTruthAndPlain) {
   // Negative counts are refused in conservative mode.
   TestUtil::expect_error(
       [&] {
-        cu.update(Space(), device_vector<std::uint64_t, Space>({1, 2}),
-                  device_vector<std::int64_t, Space>({1, -1}));
+        cu.update(Space(), TestUtil::vec_view<std::uint64_t, Space>({1, 2}),
+                  TestUtil::vec_view<std::int64_t, Space>({1, -1}));
       },
       "CountMinSketch::update", "negative");
 }
