@@ -805,12 +805,14 @@ void run_correlate(const CorrelateProblem<T>& pr, const Plan& pl, void* workspac
 Plan plan(const ForwardProblem<float>& prob, const Config& cfg) {
   Plan pl;
   if (plan_mma(prob, cfg, pl)) return pl;
+  if (plan_lanes(prob, cfg, pl)) return pl;
   return plan_forward(prob, cfg);
 }
 Plan plan(const ForwardProblem<double>& prob, const Config& cfg) { return plan_forward(prob, cfg); }
 Plan plan(const CorrelateProblem<float>& prob, const Config& cfg) {
   Plan pl;
   if (plan_mma(prob, cfg, pl)) return pl;
+  if (plan_lanes(prob, cfg, pl)) return pl;
   return plan_correlate(prob, cfg);
 }
 Plan plan(const CorrelateProblem<double>& prob, const Config& cfg) {
@@ -820,6 +822,8 @@ Plan plan(const CorrelateProblem<double>& prob, const Config& cfg) {
 void forward(const ForwardProblem<float>& prob, const Plan& pl, void* ws, cudaStream_t st) {
   if (pl.kernel == Plan::Kernel::mma) {
     forward_mma(prob, pl, st);
+  } else if (pl.kernel == Plan::Kernel::lanes) {
+    forward_lanes(prob, pl, st);
   } else {
     run_forward(prob, pl, ws, st);
   }
@@ -830,6 +834,8 @@ void forward(const ForwardProblem<double>& prob, const Plan& pl, void* ws, cudaS
 void correlate(const CorrelateProblem<float>& prob, const Plan& pl, void* ws, cudaStream_t st) {
   if (pl.kernel == Plan::Kernel::mma) {
     correlate_mma(prob, pl, st);
+  } else if (pl.kernel == Plan::Kernel::lanes) {
+    correlate_lanes(prob, pl, st);
   } else {
     run_correlate(prob, pl, ws, st);
   }

@@ -67,19 +67,34 @@ struct Config {
   int mma = -1;
   std::int64_t mma_min_terms = 1024;
   double mma_min_rows_per_sm = 1.0;
+  /// The lane-per-row kernel (float problems of short rows whose staging fits shared memory,
+  /// at most 4096 outputs; KokkosSketch_Cuda_ConvolveLanes.cu): -1 (the default) for a
+  /// forward problem where it applies and the batch has at least `lanes_min_rows_per_sm` rows
+  /// per SM (where it was measured faster than the tiled kernel; gradients never), 0 never,
+  /// 1 wherever it applies (the tests). `lanes_rows` forces its rows per block (8, 16 or 32;
+  /// 0: the most that give every SM a block).
+  int lanes = -1;
+  double lanes_min_rows_per_sm = 12.0;
+  int lanes_rows = 0;
 };
 
 /// Which kernel runs and the workspace it needs (plan first, then launch).
 struct Plan {
-  enum class Kernel { tiled, small, mma } kernel = Kernel::tiled;
+  enum class Kernel { tiled, small, mma, lanes } kernel = Kernel::tiled;
   int block = 128;              ///< threads per block (tiled: 64 or 128; mma: 32 to 256)
   std::int64_t splits = 1;      ///< split-K factor of the tiled kernel
   std::size_t workspace_bytes = 0;  ///< partial sums (splits > 1), 256-byte aligned
-  unsigned mma_grid = 0;            ///< blocks (one warp each) of the Tensor Core kernel
-  std::size_t mma_smem = 0;         ///< its dynamic shared memory per block, bytes
-  /// The kernel's name in the profiling regions: "tiled", "small" or "mma".
+  unsigned mma_grid = 0;            ///< blocks of the Tensor Core or lane kernel
+  std::size_t mma_smem = 0;         ///< their dynamic shared memory per block, bytes
+  int lanes_rows = 0;               ///< batch rows per block of the lane kernel
+  /// The kernel's name in the profiling regions: "tiled", "small", "mma" or "lanes".
   const char* name() const {
-    return kernel == Kernel::small ? "small" : (kernel == Kernel::mma ? "mma" : "tiled");
+    switch (kernel) {
+      case Kernel::small: return "small";
+      case Kernel::mma: return "mma";
+      case Kernel::lanes: return "lanes";
+      default: return "tiled";
+    }
   }
 };
 
@@ -118,6 +133,16 @@ bool plan_mma(const CorrelateProblem<float>& prob, const Config& cfg, Plan& pl);
 void forward_mma(const ForwardProblem<float>& prob, const Plan& pl, cudaStream_t stream);
 /// \copydoc forward_mma(const ForwardProblem<float>&, const Plan&, cudaStream_t)
 void correlate_mma(const CorrelateProblem<float>& prob, const Plan& pl, cudaStream_t stream);
+
+/// The lane-per-row kernel (KokkosSketch_Cuda_ConvolveLanes.cu), called by plan() and
+/// forward() / correlate() above: fills `pl` and returns true when it takes the problem.
+bool plan_lanes(const ForwardProblem<float>& prob, const Config& cfg, Plan& pl);
+/// \copydoc plan_lanes(const ForwardProblem<float>&, const Config&, Plan&)
+bool plan_lanes(const CorrelateProblem<float>& prob, const Config& cfg, Plan& pl);
+/// Enqueues a problem planned for the lane kernel on `stream`.
+void forward_lanes(const ForwardProblem<float>& prob, const Plan& pl, cudaStream_t stream);
+/// \copydoc forward_lanes(const ForwardProblem<float>&, const Plan&, cudaStream_t)
+void correlate_lanes(const CorrelateProblem<float>& prob, const Plan& pl, cudaStream_t stream);
 
 }  // namespace CudaConv
 }  // namespace Impl

@@ -48,6 +48,15 @@ __device__ __forceinline__ void cp_async8_zfill(std::uint32_t dst, const void* s
                : "memory");
 }
 
+/// 4 bytes from global `src` to shared `dst` (a shared-state-space address), asynchronously
+/// (cp.async.ca); `src_bytes` 0 writes a zero without reading `src`.
+__device__ __forceinline__ void cp_async4_zfill(std::uint32_t dst, const void* src,
+                                                int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
 /// 16 bytes from shared memory at a shared-state-space address.
 __device__ __forceinline__ float4 ld_shared_f4(std::uint32_t addr) {
   float4 v;

@@ -6,10 +6,14 @@
 //                       and Serial);
 //   convolve_generic    the generic TeamPolicy kernel, so a backend specialization keeps a
 //                       benchmark against it;
-//   convolve_simt       (Cuda, batches) the FP32-FMA kernels (CudaConvConfig mma = 0);
+//   convolve_simt       (Cuda, batches) the tiled FP32-FMA kernels (CudaConvConfig mma = 0,
+//                       lanes = 0);
 //   convolve_mma        (Cuda, batches) the Tensor Core kernel (CudaConvConfig mma = 1, where
-//                       it applies); `convolve` runs the automatic choice between the two;
-//   convolve_grad_p_simt, convolve_grad_p_mma  (Cuda, batches) the same two for grad_p;
+//                       it applies);
+//   convolve_lanes      (Cuda, batches) the lane-per-row FP32-FMA kernel (mma = 0, lanes = 1,
+//                       where it applies); `convolve` runs the automatic choice of the three;
+//   convolve_grad_p_simt, convolve_grad_p_mma, convolve_grad_p_lanes  (Cuda, batches) the
+//                       same three for grad_p;
 //   convolve_grad_p     convolve_backward, grad_p only (grad_q skipped);
 //   convolve_grad_q     convolve_backward, grad_q only;
 //   cudnn_conv1d        (Cuda, cuDNN found) cuDNN's 1-D (grouped) convolution, same data;
@@ -215,8 +219,10 @@ enum class ConvBench {
   generic,
   simt,
   mma,
+  lanes,
   grad_p_simt,
   grad_p_mma,
+  grad_p_lanes,
   grad_p,
   grad_q,
   cudnn,
@@ -277,14 +283,18 @@ void bench_conv(benchmark::State& state, const std::string& name, const Space& s
         break;
       case ConvBench::simt:
       case ConvBench::mma:
+      case ConvBench::lanes:
       case ConvBench::grad_p_simt:
       case ConvBench::grad_p_mma:
+      case ConvBench::grad_p_lanes:
 #if defined(KOKKOSSKETCH_ENABLE_CUDA_KERNELS)
         if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
-          // One CUDA kernel family forced (mma = 0: FMA, 1: Tensor Cores), forward or grad_p.
+          // One CUDA kernel family forced (tiled FMA, Tensor Cores or lanes), forward or grad_p.
           Impl::CudaConvConfig cfg;
           cfg.kernels.mma = which == ConvBench::mma || which == ConvBench::grad_p_mma ? 1 : 0;
-          const bool forward = which == ConvBench::simt || which == ConvBench::mma;
+          cfg.kernels.lanes = which == ConvBench::lanes || which == ConvBench::grad_p_lanes ? 1 : 0;
+          const bool forward =
+              which == ConvBench::simt || which == ConvBench::mma || which == ConvBench::lanes;
           secs = time_manual(state, name, space, [&] {
             if (forward) {
               Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(space, in.p, in.q, in.r, cfg);
@@ -387,6 +397,9 @@ void register_conv_space(const Space& space, SizeSet sizes) {
       if (s.batch > 1) {
         entries.push_back({"convolve_simt", ConvBench::simt});
         entries.push_back({"convolve_mma", ConvBench::mma});
+        entries.push_back({"convolve_lanes", ConvBench::lanes});
+        entries.push_back({"convolve_grad_p_simt", ConvBench::grad_p_simt});
+        entries.push_back({"convolve_grad_p_lanes", ConvBench::grad_p_lanes});
       }
 #endif
 #ifdef KOKKOSSKETCH_PERF_HAVE_CUDNN
@@ -416,8 +429,9 @@ void register_conv_space(const Space& space, SizeSet sizes) {
     // the direct convolution of the short sizes measured that way.
     register_conv_bench(space, plan, "launch_floor_stream", {1, 1, 1},
                         ConvBench::launch_floor_stream);
+    // (and the batched size: its time per call without the fence's latency).
     for (const ConvSize& s : plan.sizes)
-      if (s.batch * s.m * s.n <= std::int64_t(2048) * 2048)
+      if (s.batch * s.m * s.n <= std::int64_t(2048) * 2048 || s.batch > 1)
         register_conv_bench(space, plan, "convolve_stream", s, ConvBench::convolve_stream);
   }
   // Mid-size batches: the direct kernel and its gradients against the vendors.
@@ -430,8 +444,10 @@ void register_conv_space(const Space& space, SizeSet sizes) {
       register_conv_bench(space, plan, "convolve_simt", s, ConvBench::simt);
     if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
       register_conv_bench(space, plan, "convolve_mma", s, ConvBench::mma);
+      register_conv_bench(space, plan, "convolve_lanes", s, ConvBench::lanes);
       register_conv_bench(space, plan, "convolve_grad_p_simt", s, ConvBench::grad_p_simt);
       register_conv_bench(space, plan, "convolve_grad_p_mma", s, ConvBench::grad_p_mma);
+      register_conv_bench(space, plan, "convolve_grad_p_lanes", s, ConvBench::grad_p_lanes);
     }
 #endif
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSSKETCH_PERF_HAVE_CUDNN)

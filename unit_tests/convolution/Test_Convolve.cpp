@@ -442,6 +442,7 @@ TEST(ConvolveCuda, EveryKernelPathAgainstReferences) {
   split.kernels.small_max_terms = 0;
   split.kernels.min_blocks_per_sm = 1000;
   small.kernels.mma = tiled.kernels.mma = split.kernels.mma = 0;  // TensorCorePath... below
+  small.kernels.lanes = tiled.kernels.lanes = split.kernels.lanes = 0;  // LanePath... below
   const Impl::CudaConvConfig cfgs[] = {small, tiled, split};
   using c_t = Impl::unmanaged_input_t<SV2<float, Space>>;
   using o_t = Impl::unmanaged_output_t<SV2<float, Space>>;
@@ -466,6 +467,92 @@ TEST(ConvolveCuda, EveryKernelPathAgainstReferences) {
       EXPECT_TRUE(within_gamma<float>(read<Space>(gq), wq, double(m * B), n))
           << "grad_q, path " << c << ", m " << m << " n " << n;
     }
+  }
+}
+
+/// The lane-per-row kernel (float), forced by CudaConvConfig with 8, 16 and 32 rows per block:
+/// the forward and both gradients against the FP64 references within gamma_k (its sums are
+/// the real terms in ascending order), over batches that fill several row groups and part of
+/// the last, one tile and many, paired and single tiles, m < n, shared (zero-stride),
+/// column-major and padded operands; rows too long for its shared memory fall back to the
+/// tiled kernel; Inf and NaN reach exactly the outputs whose terms hold them; the automatic
+/// rule takes it for a batch of short rows that fills the GPU.
+TEST(ConvolveCuda, LanePathAgainstReferences) {
+  using Space = Kokkos::Cuda;
+  using c_t = Impl::unmanaged_input_t<SV2<float, Space>>;
+  using o_t = Impl::unmanaged_output_t<SV2<float, Space>>;
+  using Kernel = Impl::CudaConv::Plan::Kernel;
+  {
+    Impl::CudaConv::ForwardProblem<float> pr;
+    pr.m = pr.n = 512;
+    pr.batch = 8192;
+    const Impl::CudaConv::Config automatic;
+    EXPECT_TRUE(Impl::CudaConv::plan(pr, automatic).kernel == Kernel::lanes);
+    pr.batch = 4;
+    EXPECT_FALSE(Impl::CudaConv::plan(pr, automatic).kernel == Kernel::lanes);
+    Impl::CudaConv::Config forced;
+    forced.lanes = 1;
+    EXPECT_TRUE(Impl::CudaConv::plan(pr, forced).kernel == Kernel::lanes);
+    pr.m = pr.n = 3000;  // more than 64 tiles of outputs: not this kernel's
+    EXPECT_FALSE(Impl::CudaConv::plan(pr, forced).kernel == Kernel::lanes);
+    Impl::CudaConv::CorrelateProblem<float> cr;  // gradients: only when forced
+    cr.O = cr.K = 512;
+    cr.batch = 8192;
+    EXPECT_FALSE(Impl::CudaConv::plan(cr, automatic).kernel == Kernel::lanes);
+    EXPECT_TRUE(Impl::CudaConv::plan(cr, forced).kernel == Kernel::lanes);
+  }
+  const std::int64_t shapes[][4] = {{40, 512, 40, 512}, {37, 700, 37, 500}, {1, 129, 20, 64},
+                                    {20, 63, 1, 300},   {9, 1, 9, 1},       {33, 8, 33, 5},
+                                    {17, 2000, 17, 1500}, {3, 130, 3, 2}};
+  for (const int rows : {8, 16, 32}) {
+    Impl::CudaConvConfig cfg;
+    cfg.kernels.mma = 0;
+    cfg.kernels.lanes = 1;
+    cfg.kernels.lanes_rows = rows;
+    for (const auto& sh : shapes) {
+      const std::int64_t bp = sh[0], m = sh[1], bq = sh[2], n = sh[3];
+      CudaPathCase t(bp, m, bq, n, 17);
+      const std::int64_t B = t.B;
+      Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), t.p, t.q, t.r, cfg);
+      EXPECT_TRUE(within_gamma<float>(read<Space>(t.r), t.want, double(std::min(m, n)), m + n - 1))
+          << "forward, rows " << rows << ", m " << m << " n " << n;
+      Impl::CorrelateApply<Space, c_t, c_t, o_t>::apply(Space(), t.q, t.g, t.gp, cfg);
+      Impl::CorrelateApply<Space, c_t, c_t, o_t>::apply(Space(), t.p, t.g, t.gq, cfg);
+      EXPECT_TRUE(within_gamma<float>(read<Space>(t.gp), t.wp, double(n * (bp == B ? 1 : B)), m))
+          << "grad_p, rows " << rows << ", m " << m << " n " << n;
+      EXPECT_TRUE(within_gamma<float>(read<Space>(t.gq), t.wq, double(m * (bq == B ? 1 : B)), n))
+          << "grad_q, rows " << rows << ", m " << m << " n " << n;
+    }
+  }
+  {  // Inf and NaN: that row computes term by term; the other rows keep the tiles
+    const std::int64_t B = 20, m = 200, n = 150, len = m + n - 1;
+    auto P = rounded<float>(host_data(B, m, Lay::right, 31));
+    auto Q = rounded<float>(host_data(B, n, Lay::right, 32));
+    P[3 * m + 37] = std::numeric_limits<double>::infinity();
+    Q[11 * n + 100] = std::numeric_limits<double>::quiet_NaN();
+    Q[11 * n + 101] = -std::numeric_limits<double>::infinity();
+    SV2<float, Space> p("p", stride_of(B, m, Lay::right)), q("q", stride_of(B, n, Lay::right)),
+        r("r", stride_of(B, len, Lay::right));
+    fill<Space>(p, P);
+    fill<Space>(q, Q);
+    Impl::CudaConvConfig cfg;
+    cfg.kernels.lanes = 1;
+    Impl::ConvolveApply<Space, c_t, c_t, o_t>::apply(Space(), p, q, r, cfg);
+    const auto got = read<Space>(r);
+    const Ref want = conv_ref(P, B, m, Q, B, n, B);
+    const double u = std::ldexp(1.0, -24);
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < B * len; ++i) {
+      const double w = want.val[i], x = got[i];
+      if (std::isnan(w)) {
+        wrong += !std::isnan(x);
+      } else if (std::isinf(w)) {
+        wrong += !(x == w);
+      } else {
+        wrong += !(std::abs(x - w) <= 1.01 * double(n) * u * want.abs[i] + 1e-300);
+      }
+    }
+    EXPECT_EQ(wrong, 0) << "entries where Inf/NaN went elsewhere or a finite entry is off";
   }
 }
 
