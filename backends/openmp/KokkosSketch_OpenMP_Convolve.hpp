@@ -24,6 +24,22 @@
 /// terms hold them (with FP exception traps enabled, a discarded Inf * 0 would trap). Without
 /// vector extensions the edges loop over each j's range of lanes.
 ///
+/// **The main path: Hankel blocks** (with vector extensions; host_conv_forward_hankel,
+/// host_corr_accumulate_hankel). The loop above makes one unaligned load of l per
+/// multiply-add (34-48% of the FMA peak with AVX-512, run CPU-8). Writing the outputs of
+/// vector v as x0 + W v + b and the term j = kappa + W v, r_{x0 + W v + b} = sum_kappa
+/// l_{x0 + b - kappa} s_{kappa + W v}: per kappa one window of l serves every vector, and s is
+/// a broadcast per vector (B / W multiply-adds per window load). A work item takes two
+/// neighbouring blocks where the target has 32 vector registers (AVX-512: 16 accumulators,
+/// enough to cover the multiply-add latency; the broadcasts shared), one otherwise. The item's
+/// stretches of s and l are copied into per-thread scratch with zero padding, so terms
+/// outside the band are exact zeros, and chunks where one block has no term skip it; the
+/// summation blocks open where kappa + W v is a multiple of 256, so per output the order and
+/// the operations are those stated below (the same bits as the loop above and the generic
+/// kernel where nothing is contracted into FMAs). The correlation likewise, with
+/// k = kappa - W v (a padded, g read in place). An item whose stretches hold Inf or NaN (a
+/// padding zero times Inf would be NaN) takes the edge-exact loop above.
+///
 /// **Correlation** (both gradients). out_o = sum_k a_k g_{o+k}, k < K = length(a), o < O:
 /// every output has K real terms, so a block of B outputs is the vector loop alone (a partial
 /// last block goes lane by lane, so no load passes g's end). When out is shared by the batch
@@ -43,7 +59,7 @@
 /// does not depend on the thread count or the schedule (deterministic run to run, and OpenMP
 /// equals Serial).
 ///
-/// **Parallelism.** The (batch, block) items go to Kokkos::RangePolicy on the instance given,
+/// **Parallelism.** The (batch, pair of blocks) items go to Kokkos::RangePolicy on the instance given,
 /// dynamic schedule (the blocks at the ends of the band have fewer terms), chunks of about
 /// 256 Ki multiply-adds (host_conv_chunk); Serial runs the same items in order. No fence: like every host kernel
 /// the call returns when the output is written.
@@ -67,6 +83,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -83,6 +100,10 @@ inline constexpr int host_conv_vector_bytes =
 #else
     16;
 #endif
+
+/// Whether the Hankel blocks take two blocks at once (2 B / W accumulators): with AVX-512's 32
+/// vector registers; with 16 (SSE2, AVX2) they would spill, so one block at a time.
+inline constexpr bool host_conv_pair_blocks = host_conv_vector_bytes >= 64;
 
 /// Block shape of the host kernels for value type T: B outputs per block (8 vector registers),
 /// the generic kernel's host tile as the summation block.
@@ -278,6 +299,212 @@ inline void host_corr_accumulate(const T* __restrict a, std::int64_t K, const T*
   }
 }
 
+#if defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && KOKKOSSKETCH_HOST_CONV_VECTOR_EXT
+/// Per-thread scratch of the Hankel blocks (grown on demand, kept for the thread's life).
+template <class T>
+inline T* host_conv_scratch(std::size_t count) {
+  thread_local std::vector<T> buf;
+  if (buf.size() < count) buf.resize(count);
+  return buf.data();
+}
+
+/// f(std::integral_constant<int, v>{}) for the v in [0, N) given at run time.
+template <int N, class F>
+__attribute__((always_inline)) inline void host_conv_dispatch(int v, const F& f) {
+  if constexpr (N > 0) {
+    if (v == N - 1) {
+      f(std::integral_constant<int, N - 1>{});
+    } else {
+      host_conv_dispatch<N - 1>(v, f);
+    }
+  }
+}
+
+/// Whether x[0 .. len) holds no Inf or NaN (an exponent test on the bits: vectorizes).
+template <class T>
+inline bool host_conv_finite(const T* __restrict x, std::int64_t len) {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr U exp_mask = sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
+  U bad = 0;
+  for (std::int64_t i = 0; i < len; ++i) {
+    U u;
+    std::memcpy(&u, x + i, sizeof(U));
+    bad |= U((u & exp_mask) == exp_mask);
+  }
+  return bad == 0;
+}
+
+/// out[i] = src[from + i] for i in [0, len), 0 where from + i is outside [0, size); false if a
+/// copied value is Inf or NaN.
+template <class T>
+inline bool host_conv_copy_finite(T* __restrict out, const T* __restrict src, std::int64_t size,
+                                  std::int64_t from, std::int64_t len) {
+  const std::int64_t a = std::min(std::max<std::int64_t>(from, 0), from + len);
+  const std::int64_t b = std::max(std::min(size, from + len), a);
+  for (std::int64_t i = 0; i < a - from; ++i) out[i] = T(0);
+  if (b > a) std::memcpy(out + (a - from), src + a, std::size_t(b - a) * sizeof(T));
+  for (std::int64_t i = b - from; i < len; ++i) out[i] = T(0);
+  return host_conv_finite(out + (a - from), b - a);
+}
+
+/// One or two (S) neighbouring forward blocks of one row, x0 and x0 + B, in their Hankel form
+/// (finite operands): with j = kappa + W v for the outputs x0 + c B + W v + b of vector v
+/// (W lanes b) of block c,
+///     r_{x0 + c B + W v + b} = sum_kappa l_{x0 + c B + b - kappa} s_{kappa + W v},
+/// so each kappa is one window of l per block (an unaligned load, the same for all its
+/// vectors) and one broadcast of s per vector, shared by the blocks: 2 B / W multiply-adds per
+/// B / W + 2 loads (the running kernel: one per load), on 2 B / W independent accumulators.
+/// The row's stretches of s and l are copied zero-padded into per-thread scratch over the
+/// blocks' kappa range, so terms outside the band are exact zeros (no edge code). Per output
+/// the terms stay in ascending j, and the summation blocks of Tile terms (aligned at j = 0)
+/// open where kappa + W v is a multiple of Tile: the order and the operations of
+/// host_conv_forward_block, so the same bits where nothing is contracted into FMAs. Returns
+/// false, writing nothing, when an operand stretch holds Inf or NaN (a padding zero times Inf
+/// would be NaN): the caller takes the edge-exact blocks then.
+template <class T, int B, std::int64_t Tile, int S>
+inline bool host_conv_forward_hankel(const T* __restrict l, std::int64_t m,
+                                     const T* __restrict s, std::int64_t n, T* __restrict r,
+                                     std::int64_t x0) {
+  typedef T vec __attribute__((vector_size(host_conv_vector_bytes)));
+  constexpr int W = host_conv_vector_bytes / int(sizeof(T));
+  constexpr int NV = B / W;
+  constexpr std::int64_t TW = Tile / W;
+  static_assert(NV * W == B && TW * W == Tile, "whole vectors, whole summation blocks");
+  // Block c's terms lie in kappa chunks [kb[c], kend[c]) (multiples of W); its chunks outside
+  // that range add zeros only and are skipped.
+  std::int64_t kb[S], kend[S];
+  for (int c = 0; c < S; ++c) {
+    const std::int64_t klo = std::max<std::int64_t>(-W * (NV - 1), x0 + c * B - (m - 1));
+    const std::int64_t khi = std::min<std::int64_t>(n - 1, x0 + c * B + W - 1);
+    kb[c] = (klo >= 0 ? klo / W : -((-klo + W - 1) / W)) * W;  // floor to W
+    kend[c] = (khi >= 0 ? khi / W : -((-khi + W - 1) / W)) * W + W;
+  }
+  const std::int64_t k0 = kb[0], ke = kend[S - 1], nk = ke - k0;
+  const std::int64_t ns = nk + W * (NV - 1), nl = nk + W - 1 + (S - 1) * B;
+  T* const sp = host_conv_scratch<T>(std::size_t(ns + nl));
+  T* const lw = sp + ns;
+  // sp[q] = s_{k0 + q}; lw[q] = l_{x0 - (ke - 1) + q}: block c's window of kappa starts at
+  // ke - 1 - kappa + c B.
+  if (!host_conv_copy_finite(sp, s, n, k0, ns) ||
+      !host_conv_copy_finite(lw, l, m, x0 - (ke - 1), nl))
+    return false;
+  vec acc[S][NV], run[S][NV];
+  for (int c = 0; c < S; ++c)
+    for (int v = 0; v < NV; ++v) acc[c][v] = run[c][v] = vec{};
+  for (std::int64_t kc = k0; kc < ke; kc += W) {
+    // The vector whose term j = kc + W v opens a summation block.
+    const std::int64_t open = ((-(kc / W)) % TW + TW) % TW;
+    for (int v = 0; v < NV; ++v) {
+      if (v == open) {
+        for (int c = 0; c < S; ++c) {
+          run[c][v] += acc[c][v];
+          acc[c][v] = vec{};
+        }
+      }
+    }
+    const T* __restrict sk = sp + (kc - k0);
+    const T* __restrict wk = lw + (ke - 1 - kc);
+    // The chunk's terms for the blocks in [c0, c1) and the vectors in [v0, v1).
+    auto chunk = [&](auto c0, auto c1, auto v0, auto v1) __attribute__((always_inline)) {
+      for (int t = 0; t < W; ++t) {
+        vec win[S];
+        for (int c = c0; c < c1; ++c) std::memcpy(&win[c], wk - t + c * B, sizeof(vec));
+        for (int v = v0; v < v1; ++v) {
+          const vec sv = sk[t + W * v] - vec{};
+          for (int c = c0; c < c1; ++c) acc[c][v] += win[c] * sv;
+        }
+      }
+    };
+    using zero = std::integral_constant<int, 0>;
+    using one = std::integral_constant<int, 1>;
+    using all = std::integral_constant<int, S>;
+    using nv = std::integral_constant<int, NV>;
+    const bool first = kc < kend[0], last = kc >= kb[S - 1];
+    if (S == 1 || (first && last)) {
+      // Vectors whose s terms kc + W v + t all lie in s's padding add zeros: skipped (at the
+      // two ends of s, where short rows spend a large share of their chunks).
+      const int vlo = int(std::max<std::int64_t>(0, -kc / W));
+      const int vhi = int(std::min<std::int64_t>(NV, (n - 1 - kc) / W + 1));
+      if (vhi == NV && vlo > 0) {
+        host_conv_dispatch<NV>(vlo, [&](auto v0) __attribute__((always_inline)) { chunk(zero{}, all{}, v0, nv{}); });
+      } else if (vlo == 0 && vhi < NV) {
+        host_conv_dispatch<NV>(vhi, [&](auto v1) __attribute__((always_inline)) { chunk(zero{}, all{}, zero{}, v1); });
+      } else {
+        chunk(zero{}, all{}, zero{}, nv{});
+      }
+    } else if (first) {
+      chunk(zero{}, one{}, zero{}, nv{});
+    } else if (last) {
+      chunk(one{}, all{}, zero{}, nv{});
+    }
+  }
+  for (int c = 0; c < S; ++c) {
+    T out[B];
+    for (int v = 0; v < NV; ++v) {
+      run[c][v] += acc[c][v];
+      std::memcpy(out + v * W, &run[c][v], sizeof(vec));
+    }
+    const int cnt = int(std::min<std::int64_t>(B, m + n - 1 - x0 - c * B));
+    for (int lane = 0; lane < cnt; ++lane) r[x0 + c * B + lane] = out[lane];
+  }
+  return true;
+}
+
+/// One or two (S) neighbouring full blocks of the correlation in their Hankel form: with
+/// k = kappa - W v,
+///     run_{c B + W v + b} += sum_kappa a_{kappa - W v} g_{c B + b + kappa}   (c < S)
+/// (a zero-padded by W (NV - 1) a side in per-thread scratch): per kappa one load of g per
+/// block and one broadcast of a per vector, shared by the blocks; summation blocks open where
+/// kappa - W v is a multiple of Tile: the order of host_corr_accumulate. False (nothing added)
+/// when a or the stretch of g holds Inf or NaN.
+template <class T, int B, std::int64_t Tile, int S>
+inline bool host_corr_accumulate_hankel(const T* __restrict a, std::int64_t K,
+                                        const T* __restrict g, T* __restrict run_out) {
+  typedef T vec __attribute__((vector_size(host_conv_vector_bytes)));
+  constexpr int W = host_conv_vector_bytes / int(sizeof(T));
+  constexpr int NV = B / W;
+  constexpr std::int64_t TW = Tile / W;
+  static_assert(NV * W == B && TW * W == Tile, "whole vectors, whole summation blocks");
+  const std::int64_t pad = W * (NV - 1), kn = K + pad;  // kappa in [0, kn)
+  if (!host_conv_finite(g, S * B + K - 1)) return false;
+  T* const ap = host_conv_scratch<T>(std::size_t(K + 2 * pad + W));
+  // ap[q] = a_{q - pad}: the term of (kappa, v) is ap[kappa + W (NV - 1 - v)].
+  if (!host_conv_copy_finite(ap, a, K, -pad, K + 2 * pad + W)) return false;
+  vec acc[S][NV], run[S][NV];
+  for (int c = 0; c < S; ++c)
+    for (int v = 0; v < NV; ++v) {
+      acc[c][v] = vec{};
+      std::memcpy(&run[c][v], run_out + c * B + v * W, sizeof(vec));
+    }
+  for (std::int64_t kc = 0; kc < kn; kc += W) {
+    const std::int64_t open = (kc / W) % TW;  // the vector whose k = kc - W v opens a block
+    for (int v = 0; v < NV; ++v) {
+      if (v == open) {
+        for (int c = 0; c < S; ++c) {
+          run[c][v] += acc[c][v];
+          acc[c][v] = vec{};
+        }
+      }
+    }
+    const int tn = int(std::min<std::int64_t>(W, kn - kc));  // no g entries past kappa kn - 1
+    const T* __restrict ak = ap + kc + pad;
+    for (int t = 0; t < tn; ++t) {
+      for (int c = 0; c < S; ++c) {
+        vec win;
+        std::memcpy(&win, g + c * B + kc + t, sizeof(vec));
+        for (int v = 0; v < NV; ++v) acc[c][v] += win * (ak[t - W * v] - vec{});
+      }
+    }
+  }
+  for (int c = 0; c < S; ++c)
+    for (int v = 0; v < NV; ++v) {
+      run[c][v] += acc[c][v];
+      std::memcpy(run_out + c * B + v * W, &run[c][v], sizeof(vec));
+    }
+  return true;
+}
+#endif
+
 /// Whether a View's entries along the length are contiguous (stride 1, or at most one entry).
 template <class View>
 bool host_conv_unit_stride(const View& v) {
@@ -324,12 +551,30 @@ struct HostConvolveForward {
   const T* m_l = nullptr;
   const T* m_s = nullptr;
   T* m_r = nullptr;
-  std::int64_t m_l_bs = 0, m_s_bs = 0, m_r_bs = 0, m_m = 0, m_n = 0, m_blocks = 1;
+  std::int64_t m_l_bs = 0, m_s_bs = 0, m_r_bs = 0, m_m = 0, m_n = 0, m_blocks = 1,
+               m_batch = 1;
+  /// Items: (batch row, two neighbouring blocks of B outputs).
+  std::int64_t pairs() const { return (m_blocks + 1) / 2; }
+  std::int64_t items() const { return m_batch * pairs(); }
   void operator()(const std::int64_t item) const {
-    const std::int64_t b = item / m_blocks, x0 = (item % m_blocks) * B;
-    host_conv_forward_block<T, B, HostConvShape<T>::tile>(m_l + b * m_l_bs, m_m,
-                                                          m_s + b * m_s_bs, m_n,
-                                                          m_r + b * m_r_bs, x0);
+    const std::int64_t b = item / pairs(), x0 = (item % pairs()) * 2 * B;
+    const int S = x0 + B < (m_m + m_n - 1) ? 2 : 1;
+    const T* const l = m_l + b * m_l_bs;
+    const T* const s = m_s + b * m_s_bs;
+    T* const r = m_r + b * m_r_bs;
+#if defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && KOKKOSSKETCH_HOST_CONV_VECTOR_EXT
+    constexpr std::int64_t Tile = HostConvShape<T>::tile;
+    if (host_conv_pair_blocks && S == 2) {
+      if (host_conv_forward_hankel<T, B, Tile, 2>(l, m_m, s, m_n, r, x0)) return;
+    } else {
+      bool done = true;
+      for (int c = 0; c < S && done; ++c)
+        done = host_conv_forward_hankel<T, B, Tile, 1>(l, m_m, s, m_n, r, x0 + c * B);
+      if (done) return;
+    }
+#endif
+    for (int c = 0; c < S; ++c)
+      host_conv_forward_block<T, B, HostConvShape<T>::tile>(l, m_m, s, m_n, r, x0 + c * B);
   }
 };
 
@@ -343,17 +588,34 @@ struct HostCorrelate {
   std::int64_t m_a_bs = 0, m_g_bs = 0, m_out_bs = 0, m_O = 0, m_K = 0, m_batch = 1,
                m_blocks = 1;
   bool m_reduce = false;
+  /// Items: (output row, two neighbouring blocks of B outputs).
+  std::int64_t pairs() const { return (m_blocks + 1) / 2; }
   void operator()(const std::int64_t item) const {
-    const std::int64_t bo = item / m_blocks, o0 = (item % m_blocks) * B;
-    const int nl = int(std::min<std::int64_t>(B, m_O - o0));
-    T run[B];
-    for (int lane = 0; lane < B; ++lane) run[lane] = T(0);
+    constexpr std::int64_t Tile = HostConvShape<T>::tile;
+    const std::int64_t bo = item / pairs(), o0 = (item % pairs()) * 2 * B;
+    const int nl0 = int(std::min<std::int64_t>(B, m_O - o0));
+    const int nl1 = int(std::max<std::int64_t>(0, std::min<std::int64_t>(B, m_O - o0 - B)));
+    T run[2 * B];
+    for (int lane = 0; lane < 2 * B; ++lane) run[lane] = T(0);
     const std::int64_t bb0 = m_reduce ? 0 : bo, bb1 = m_reduce ? m_batch : bo + 1;
-    for (std::int64_t bb = bb0; bb < bb1; ++bb)
-      host_corr_accumulate<T, B, HostConvShape<T>::tile>(m_a + bb * m_a_bs, m_K,
-                                                         m_g + bb * m_g_bs + o0, run, nl);
+    for (std::int64_t bb = bb0; bb < bb1; ++bb) {
+      const T* const a = m_a + bb * m_a_bs;
+      const T* const g = m_g + bb * m_g_bs + o0;
+      bool first = false, second = nl1 == 0;  // blocks done
+#if defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && KOKKOSSKETCH_HOST_CONV_VECTOR_EXT
+      if (host_conv_pair_blocks && nl0 == B && nl1 == B) {
+        first = second = host_corr_accumulate_hankel<T, B, Tile, 2>(a, m_K, g, run);
+      } else {
+        if (nl0 == B) first = host_corr_accumulate_hankel<T, B, Tile, 1>(a, m_K, g, run);
+        if (nl1 == B) second = host_corr_accumulate_hankel<T, B, Tile, 1>(a, m_K, g + B, run + B);
+      }
+#endif
+      if (!first) host_corr_accumulate<T, B, Tile>(a, m_K, g, run, nl0);
+      if (!second) host_corr_accumulate<T, B, Tile>(a, m_K, g + B, run + B, nl1);
+    }
     T* const out = m_out + bo * m_out_bs + o0;
-    for (int lane = 0; lane < nl; ++lane) out[lane] = run[lane];
+    for (int lane = 0; lane < nl0; ++lane) out[lane] = run[lane];
+    for (int lane = 0; lane < nl1; ++lane) out[B + lane] = run[B + lane];
   }
 };
 
@@ -408,11 +670,12 @@ struct HostConvolveApply {
       f.m_r = r.data();
       f.m_r_bs = int(RView::rank) == 2 ? std::int64_t(r.stride(0)) : 0;
       f.m_blocks = (m + n - 1 + f.B - 1) / f.B;
-      const std::int64_t items = conv_batch(r) * f.m_blocks;
+      f.m_batch = conv_batch(r);
+      const std::int64_t items = f.items();
       using range_t = Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>,
                                           Kokkos::IndexType<std::int64_t>>;
       Kokkos::parallel_for("KokkosSketch::convolve[host-simd]",
-                           range_t(space, 0, items).set_chunk_size(host_conv_chunk(f.B, f.m_n)),
+                           range_t(space, 0, items).set_chunk_size(host_conv_chunk(2 * f.B, f.m_n)),
                            f);
       conv_zero_tail(space, r, m + n - 1);
     }
@@ -458,12 +721,12 @@ struct HostCorrelateApply {
       f.m_batch = conv_batch(g);
       f.m_reduce = conv_batch(out) == 1 && f.m_batch > 1;
       f.m_blocks = (f.m_O + f.B - 1) / f.B;
-      const std::int64_t items = conv_batch(out) * f.m_blocks;
+      const std::int64_t items = conv_batch(out) * f.pairs();
       const std::int64_t terms = f.m_K * (f.m_reduce ? f.m_batch : 1);
       using range_t = Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>,
                                           Kokkos::IndexType<std::int64_t>>;
       Kokkos::parallel_for("KokkosSketch::convolve_backward[host-simd]",
-                           range_t(space, 0, items).set_chunk_size(host_conv_chunk(f.B, terms)),
+                           range_t(space, 0, items).set_chunk_size(host_conv_chunk(2 * f.B, terms)),
                            f);
     }
   }
