@@ -7,8 +7,8 @@
 /// the generic kernels.
 ///
 /// Which kernel ran is told by a nested profiling region: `convolve[cuda-tiled]`,
-/// `convolve[cuda-small]`, `convolve[cuda-mma]` (the Tensor Core kernel), and the same three
-/// for `convolve_backward`.
+/// `convolve[cuda-small]`, `convolve[cuda-mma]` (the Tensor Core kernel),
+/// `convolve[cuda-lanes]` (a lane per batch row), and the same four for `convolve_backward`.
 /// Split-K partial sums live in the workspace cache, per stream.
 #ifndef KOKKOSSKETCH_CUDA_CONVOLVE_HPP
 #define KOKKOSSKETCH_CUDA_CONVOLVE_HPP

@@ -14,6 +14,9 @@
 //                       where it applies); `convolve` runs the automatic choice of the three;
 //   convolve_grad_p_simt, convolve_grad_p_mma, convolve_grad_p_lanes  (Cuda, batches) the
 //                       same three for grad_p;
+//   convolve_stream     (devices; sizes up to 2048 x 2048 and the batched issue size) 64
+//                       calls enqueued back to back and one fence, per call (counter
+//                       us_per_call): the time per call without the fence's latency;
 //   convolve_grad_p     convolve_backward, grad_p only (grad_q skipped);
 //   convolve_grad_q     convolve_backward, grad_q only;
 //   cudnn_conv1d        (Cuda, cuDNN found) cuDNN's 1-D (grouped) convolution, same data;
