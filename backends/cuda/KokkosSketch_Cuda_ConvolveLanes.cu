@@ -436,38 +436,19 @@ bool plan_lanes(const CorrelateProblem<float>& prob, const Config& cfg, Plan& pl
 }
 
 void forward_lanes(const ForwardProblem<float>& prob, const Plan& pl, cudaStream_t stream) {
-  const LaneGeometry gm =
-      make_geometry(int(prob.m), 0, int(prob.n), int(prob.m + prob.n - 1), pl.lanes_rows);
-  LaneProblem pr;
-  pr.a = prob.p;
-  pr.a_bs = prob.p_bs;
-  pr.a_s = prob.p_s;
-  pr.z = prob.q;
-  pr.z_bs = prob.q_bs;
-  pr.z_s = prob.q_s;
-  pr.out = prob.r;
-  pr.out_bs = prob.r_bs;
-  pr.out_s = prob.r_s;
-  pr.batch = prob.batch;
-  launch(pr, gm, pl, stream);
+  // X = p, Z = q: out[o] = sum_j p[j] q[o - j].
+  launch(LaneProblem{prob.p, prob.p_bs, prob.p_s, false, prob.q, prob.q_bs, prob.q_s, prob.r,
+                     prob.r_bs, prob.r_s, prob.batch},
+         make_geometry(int(prob.m), 0, int(prob.n), int(prob.m + prob.n - 1), pl.lanes_rows), pl,
+         stream);
 }
 
 void correlate_lanes(const CorrelateProblem<float>& prob, const Plan& pl, cudaStream_t stream) {
-  const LaneGeometry gm =
-      make_geometry(int(prob.K), int(1 - prob.K), int(prob.O), int(prob.O), pl.lanes_rows);
-  LaneProblem pr;
-  pr.a = prob.a;
-  pr.a_bs = prob.a_bs;
-  pr.a_s = prob.a_s;
-  pr.rev_a = true;
-  pr.z = prob.g;
-  pr.z_bs = prob.g_bs;
-  pr.z_s = prob.g_s;
-  pr.out = prob.out;
-  pr.out_bs = prob.out_bs;
-  pr.out_s = prob.out_s;
-  pr.batch = prob.batch;
-  launch(pr, gm, pl, stream);
+  // X[j] = a[K - 1 - j], Z[t] = g[t + K - 1]: out[o] = sum_k a[k] g[o + k].
+  launch(LaneProblem{prob.a, prob.a_bs, prob.a_s, true, prob.g, prob.g_bs, prob.g_s, prob.out,
+                     prob.out_bs, prob.out_s, prob.batch},
+         make_geometry(int(prob.K), int(1 - prob.K), int(prob.O), int(prob.O), pl.lanes_rows),
+         pl, stream);
 }
 
 }  // namespace CudaConv
