@@ -300,6 +300,10 @@ inline void host_corr_accumulate(const T* __restrict a, std::int64_t K, const T*
 }
 
 #if defined(KOKKOSSKETCH_HOST_CONV_VECTOR_EXT) && KOKKOSSKETCH_HOST_CONV_VECTOR_EXT
+/// Most entries (2^22) of a work item's Hankel scratch: longer stretches take the
+/// loop that needs none, so no thread holds an unbounded buffer.
+inline constexpr std::int64_t host_conv_scratch_max = std::int64_t(1) << 22;
+
 /// Per-thread scratch of the Hankel blocks (grown on demand, kept for the thread's life).
 template <class T>
 inline T* host_conv_scratch(std::size_t count) {
@@ -360,7 +364,8 @@ inline bool host_conv_copy_finite(T* __restrict out, const T* __restrict src, st
 /// open where kappa + W v is a multiple of Tile: the order and the operations of
 /// host_conv_forward_block, so the same bits where nothing is contracted into FMAs. Returns
 /// false, writing nothing, when an operand stretch holds Inf or NaN (a padding zero times Inf
-/// would be NaN): the caller takes the edge-exact blocks then.
+/// would be NaN), or when the stretches pass host_conv_scratch_max: the caller takes the
+/// edge-exact blocks then.
 template <class T, int B, std::int64_t Tile, int S>
 inline bool host_conv_forward_hankel(const T* __restrict l, std::int64_t m,
                                      const T* __restrict s, std::int64_t n, T* __restrict r,
@@ -381,6 +386,7 @@ inline bool host_conv_forward_hankel(const T* __restrict l, std::int64_t m,
   }
   const std::int64_t k0 = kb[0], ke = kend[S - 1], nk = ke - k0;
   const std::int64_t ns = nk + W * (NV - 1), nl = nk + W - 1 + (S - 1) * B;
+  if (ns + nl > host_conv_scratch_max) return false;
   T* const sp = host_conv_scratch<T>(std::size_t(ns + nl));
   T* const lw = sp + ns;
   // sp[q] = s_{k0 + q}; lw[q] = l_{x0 - (ke - 1) + q}: block c's window of kappa starts at
@@ -456,7 +462,7 @@ inline bool host_conv_forward_hankel(const T* __restrict l, std::int64_t m,
 /// (a zero-padded by W (NV - 1) a side in per-thread scratch): per kappa one load of g per
 /// block and one broadcast of a per vector, shared by the blocks; summation blocks open where
 /// kappa - W v is a multiple of Tile: the order of host_corr_accumulate. False (nothing added)
-/// when a or the stretch of g holds Inf or NaN.
+/// when a or the stretch of g holds Inf or NaN, or a padded a would pass host_conv_scratch_max.
 template <class T, int B, std::int64_t Tile, int S>
 inline bool host_corr_accumulate_hankel(const T* __restrict a, std::int64_t K,
                                         const T* __restrict g, T* __restrict run_out) {
@@ -466,7 +472,7 @@ inline bool host_corr_accumulate_hankel(const T* __restrict a, std::int64_t K,
   constexpr std::int64_t TW = Tile / W;
   static_assert(NV * W == B && TW * W == Tile, "whole vectors, whole summation blocks");
   const std::int64_t pad = W * (NV - 1), kn = K + pad;  // kappa in [0, kn)
-  if (!host_conv_finite(g, S * B + K - 1)) return false;
+  if (K + 2 * pad + W > host_conv_scratch_max || !host_conv_finite(g, S * B + K - 1)) return false;
   T* const ap = host_conv_scratch<T>(std::size_t(K + 2 * pad + W));
   // ap[q] = a_{q - pad}: the term of (kappa, v) is ap[kappa + W (NV - 1 - v)].
   if (!host_conv_copy_finite(ap, a, K, -pad, K + 2 * pad + W)) return false;
