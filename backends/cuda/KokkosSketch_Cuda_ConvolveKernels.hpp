@@ -69,11 +69,13 @@ struct Config {
   double mma_min_rows_per_sm = 1.0;
   /// The lane-per-row kernel (float problems of short rows whose staging fits shared memory,
   /// at most 4096 outputs; KokkosSketch_Cuda_ConvolveLanes.cu): -1 (the default) for a
-  /// forward problem where it applies and the batch has at least `lanes_min_rows_per_sm` rows
-  /// per SM (where it was measured faster than the tiled kernel; gradients never), 0 never,
-  /// 1 wherever it applies (the tests). `lanes_rows` forces its rows per block (8, 16 or 32;
-  /// 0: the most that give every SM a block).
+  /// forward problem where it applies, whose shorter operand has at least `lanes_min_terms`
+  /// entries (the zero margins cost a bounded share), in a batch of at least
+  /// `lanes_min_rows_per_sm` rows per SM (where it was measured faster than the tiled kernel;
+  /// gradients never); 0 never; 1 wherever it applies (the tests). `lanes_rows` forces its
+  /// rows per block (8, 16 or 32; 0: the most that give every SM a block).
   int lanes = -1;
+  std::int64_t lanes_min_terms = 256;
   double lanes_min_rows_per_sm = 12.0;
   int lanes_rows = 0;
 };

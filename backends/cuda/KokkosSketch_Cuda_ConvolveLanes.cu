@@ -424,6 +424,7 @@ void launch(const LaneProblem& pr, const LaneGeometry& gm, const Plan& pl, cudaS
 
 bool plan_lanes(const ForwardProblem<float>& prob, const Config& cfg, Plan& pl) {
   if (prob.m == 0 || prob.n == 0) return false;
+  if (cfg.lanes < 0 && std::min(prob.m, prob.n) < cfg.lanes_min_terms) return false;
   return plan_problem(prob.m, 0, prob.n, prob.m + prob.n - 1, prob.batch, cfg, pl);
 }
 

@@ -509,6 +509,12 @@ TEST(ConvolveCuda, LanePathAgainstReferences) {
     EXPECT_TRUE(Impl::CudaConv::plan(pr, automatic).kernel == Kernel::lanes);
     pr.batch = 4;
     EXPECT_FALSE(Impl::CudaConv::plan(pr, automatic).kernel == Kernel::lanes);
+    pr.batch = 8192;  // a long and a short operand: the margins would cost too much
+    pr.m = 2000;
+    pr.n = 100;
+    EXPECT_FALSE(Impl::CudaConv::plan(pr, automatic).kernel == Kernel::lanes);
+    pr.m = pr.n = 512;
+    pr.batch = 4;
     Impl::CudaConv::Config forced;
     forced.lanes = 1;
     EXPECT_TRUE(Impl::CudaConv::plan(pr, forced).kernel == Kernel::lanes);
