@@ -67,8 +67,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <array>
 #include <numeric>
-#include <vector>
 
 namespace KokkosSketch {
 namespace Impl {
@@ -311,7 +311,7 @@ int device_attr(cudaDeviceAttr attr) {
 int round_stride(int len) { return ((len + 31) & ~31) + 4; }
 
 /// The geometry for R rows per block; slots pair the tiles when that balances them better.
-LaneGeometry make_geometry(int lenX, int zlo, int zhi, int O, int R) {
+LaneGeometry build_geometry(int lenX, int zlo, int zhi, int O, int R) {
   LaneGeometry gm;
   gm.lenX = lenX;
   gm.zlo = zlo;
@@ -323,16 +323,17 @@ LaneGeometry make_geometry(int lenX, int zlo, int zhi, int O, int R) {
   gm.sz = round_stride(gm.zbase + zhi + ZM);
 
   const int tiles = (O + 63) / 64;
-  std::vector<int> steps(tiles), order(tiles);
+  std::array<int, MAX_TILES> steps{}, order{};  // tiles <= MAX_TILES (plan_problem)
   for (int i = 0; i < tiles; ++i) {
     int first, last;
     tile_steps(64 * i, lenX, zlo, zhi, first, last);
     steps[i] = last >= first ? (last - first) / 8 + 1 : 0;
   }
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return steps[x] > steps[y]; });
+  std::iota(order.begin(), order.begin() + tiles, 0);
+  std::stable_sort(order.begin(), order.begin() + tiles,
+                   [&](int x, int y) { return steps[x] > steps[y]; });
   const int most = steps[order[0]];
-  const double mean = std::accumulate(steps.begin(), steps.end(), 0.0) / tiles;
+  const double mean = std::accumulate(steps.begin(), steps.begin() + tiles, 0.0) / tiles;
   const int half = (tiles + 1) / 2;
   int paired_most = 0;
   for (int s = 0; s < half; ++s) {
@@ -351,6 +352,15 @@ LaneGeometry make_geometry(int lenX, int zlo, int zhi, int O, int R) {
   return gm;
 }
 
+/// The geometry of a shape, kept from the last call on this thread: plan() and the launch
+/// that follows ask for the same one.
+const LaneGeometry& make_geometry(int lenX, int zlo, int zhi, int O, int R) {
+  thread_local LaneGeometry last = build_geometry(1, 0, 1, 1, 8);
+  if (last.lenX != lenX || last.zlo != zlo || last.zhi != zhi || last.O != O || last.R != R)
+    last = build_geometry(lenX, zlo, zhi, O, R);
+  return last;
+}
+
 std::size_t smem_bytes(const LaneGeometry& gm, int warps) {
   return (std::size_t(gm.R) * (gm.sx + gm.sz) + std::size_t(warps) * 32 * BUF) * sizeof(float);
 }
@@ -362,7 +372,7 @@ int block_warps(const LaneGeometry& gm) {
 
 /// Plans the lane kernel for a problem of these lengths; false if it does not take it.
 bool plan_problem(std::int64_t lenX, std::int64_t zlo, std::int64_t zhi, std::int64_t O,
-                  std::int64_t batch, const Config& cfg, Plan& pl, LaneGeometry* out_gm = nullptr) {
+                  std::int64_t batch, const Config& cfg, Plan& pl) {
   if (cfg.lanes == 0 || batch == 0 || O == 0 || lenX == 0 || zhi <= zlo) return false;
   if (O > 64 * MAX_TILES || lenX > (1 << 16) || zhi - zlo > (1 << 16)) return false;
   static const int optin = device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
@@ -383,7 +393,7 @@ bool plan_problem(std::int64_t lenX, std::int64_t zlo, std::int64_t zhi, std::in
     while (R > 8 && (batch + R - 1) / R < sms) R /= 2;
   }
   for (; R >= 8; R /= 2) {
-    const LaneGeometry gm = make_geometry(int(lenX), int(zlo), int(zhi), int(O), R);
+    const LaneGeometry& gm = make_geometry(int(lenX), int(zlo), int(zhi), int(O), R);
     const int warps = block_warps(gm);
     const std::size_t smem = smem_bytes(gm, warps);
     if (smem + 32 * sizeof(int) > std::size_t(optin)) {
@@ -408,7 +418,6 @@ bool plan_problem(std::int64_t lenX, std::int64_t zlo, std::int64_t zhi, std::in
     pl.lanes_rows = R;
     const std::int64_t groups = (batch + R - 1) / R;
     pl.mma_grid = unsigned(std::min<std::int64_t>({groups, std::int64_t(per_sm) * sms, 2147483647}));
-    if (out_gm) *out_gm = gm;
     return true;
   }
   return false;
