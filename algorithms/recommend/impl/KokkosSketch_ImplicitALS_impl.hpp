@@ -401,14 +401,21 @@ void als_init_factors(const ExecSpace& space, const FView& F, std::uint64_t seed
       });
 }
 
-/// \brief dst = float(src), entry by entry (the float copy of half factors for GEMM).
+/// \brief dst = float(src), entry by entry (the float copy of half factors for GEMM): one
+/// work item per entry in row-major order, so that neighbouring threads of a device touch
+/// neighbouring entries of the LayoutRight rows (a 2-D MDRange took 0.69 ms for the 138,493
+/// x 256 users' factors on an H200, run H200-139, about 20 times the bytes' time).
 template <class ExecSpace, class SrcView, class DstView>
 void als_to_float_copy(const ExecSpace& space, const SrcView& src, const DstView& dst) {
-  using policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
   const std::int64_t rows = src.extent(0), k = src.extent(1);
   if (rows == 0 || k == 0) return;
-  Kokkos::parallel_for("KokkosSketch::ImplicitALS::to_float", policy(space, {0, 0}, {rows, k}),
-                       KOKKOS_LAMBDA(std::int64_t r, std::int64_t f) { dst(r, f) = als_load(src(r, f)); });
+  Kokkos::parallel_for(
+      "KokkosSketch::ImplicitALS::to_float",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows * k),
+      KOKKOS_LAMBDA(std::int64_t e) {
+        const std::int64_t r = e / k, f = e - r * k;
+        dst(r, f) = als_load(src(r, f));
+      });
 }
 
 // ---------------------------------------------------------------------------------------
