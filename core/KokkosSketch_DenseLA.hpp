@@ -99,9 +99,10 @@ MatrixBatch<const Scalar> const_batch(const MatrixBatch<Scalar>& b) {
 ///              Scalar* U, int ldu, Scalar* VT, int ldvt);    // thin, any m, n; A destroyed
 ///   void syevd(const ExecSpace&, int n, Scalar* A, int lda, Scalar* W);  // upper, vectors
 ///   static const char* svd_path(SvdDriver);                 // library routine gesvd calls
-/// and optionally (detected; DenseLA::gemm_nn_tf32 falls back to gemm without it):
-///   void gemm_nn_tf32(const ExecSpace&, int m, int n, int k, const float* A, int lda,
-///                     const float* B, int ldb, float* C, int ldc);  // C <- A B on TF32 units
+/// and optionally (detected; DenseLA::gemm_tf32 falls back to gemm without it):
+///   void gemm_tf32(const ExecSpace&, char ta, char tb, int m, int n, int k, const float* A,
+///                  int lda, const float* B, int ldb, float* C, int ldc);
+///                  // column-major C <- op(A) op(B) on TF32 units
 /// and optionally (detected; DenseLA::gemm makes its one KokkosBlas::gemm call when it is
 /// missing or declines):
 ///   bool gemm_threaded(const ExecSpace&, char ta, char tb, std::int64_t m, std::int64_t n,
@@ -120,9 +121,10 @@ template <class Backend, class ExecSpace, class = void>
 struct has_tf32_gemm : std::false_type {};
 template <class Backend, class ExecSpace>
 struct has_tf32_gemm<Backend, ExecSpace,
-                     std::void_t<decltype(std::declval<Backend&>().gemm_nn_tf32(
-                         std::declval<const ExecSpace&>(), 0, 0, 0, (const float*)nullptr, 0,
-                         (const float*)nullptr, 0, (float*)nullptr, 0))>> : std::true_type {};
+                     std::void_t<decltype(std::declval<Backend&>().gemm_tf32(
+                         std::declval<const ExecSpace&>(), 'N', 'N', 0, 0, 0,
+                         (const float*)nullptr, 0, (const float*)nullptr, 0, (float*)nullptr,
+                         0))>> : std::true_type {};
 
 /// Whether V is a column-major (LayoutLeft) View of Scalar values, as BLAS takes it.
 template <class V, class Scalar>
@@ -606,46 +608,61 @@ class DenseLA {
     }
   }
 
-  /// \brief Whether gemm_nn_tf32 runs on TF32 units on this backend (cuBLAS on CUDA) rather
+  /// \brief Whether gemm_tf32 runs on TF32 units on this backend (cuBLAS on CUDA) rather
   /// than falling back to the FP32 gemm.
   static constexpr bool has_tf32 = std::is_same<Scalar, float>::value && has_tf32_gemm<backend_type, ExecSpace>::value;
 
-  /// \brief C = A B (float, column-major, no transposes) with the inputs rounded to TF32
-  /// (10-bit mantissas) and FP32 accumulation, where the backend has TF32 units (cuBLAS
+  /// \brief C = op(A) op(B) (float, column-major) with the inputs rounded to TF32 (10-bit
+  /// mantissas) and FP32 accumulation, where the backend has TF32 units (cuBLAS
   /// CUBLAS_COMPUTE_32F_FAST_TF32 on CUDA; relative error of each product term up to about
-  /// 2^-10 instead of 2^-23); elsewhere exactly gemm("N", "N", 1, A, B, 0, C). C is not read.
-  /// \param [in] A m x k LayoutLeft View (stride(1) is the leading dimension)
-  /// \param [in] B k x n LayoutLeft View
+  /// 2^-10 instead of 2^-23); elsewhere exactly gemm(transA, transB, 1, A, B, 0, C). C is not
+  /// read.
+  /// \param [in] transA "N" or "T": op(A) is m x k
+  /// \param [in] transB "N" or "T": op(B) is k x n
+  /// \param [in] A LayoutLeft View (stride(1) is the leading dimension)
+  /// \param [in] B LayoutLeft View
   /// \param [out] C m x n LayoutLeft View
-  /// \throws Error on mismatched extents or an extent beyond 32-bit integers
+  /// \throws Error on an invalid transpose, mismatched extents or an extent beyond 32-bit
+  /// integers
   template <class AView, class BView, class CView>
-  void gemm_nn_tf32(const AView& A, const BView& B, const CView& C) {
+  void gemm_tf32(const char transA[], const char transB[], const AView& A, const BView& B,
+                 const CView& C) {
     static_check_view<ExecSpace, AView, 2, false>();
     static_check_view<ExecSpace, BView, 2, false>();
     static_check_view<ExecSpace, CView, 2, true>();
-    const char* f = "DenseLA::gemm_nn_tf32";
-    const std::int64_t m = A.extent(0), k = A.extent(1), n = B.extent(1);
-    KOKKOSSKETCH_THROW_IF(std::int64_t(B.extent(0)) != k || std::int64_t(C.extent(0)) != m ||
+    const char* f = "DenseLA::gemm_tf32";
+    auto op = [&](const char* t, const char* name) {
+      KOKKOSSKETCH_THROW_IF(t == nullptr || (t[0] != 'N' && t[0] != 'n' && t[0] != 'T' &&
+                                             t[0] != 't'),
+                            f, name, " must be \"N\" or \"T\"");
+      return t[0] == 'N' || t[0] == 'n' ? 'N' : 'T';
+    };
+    const char ta = op(transA, "transA"), tb = op(transB, "transB");
+    const std::int64_t m = ta == 'N' ? A.extent(0) : A.extent(1);
+    const std::int64_t k = ta == 'N' ? A.extent(1) : A.extent(0);
+    const std::int64_t kb = tb == 'N' ? B.extent(0) : B.extent(1);
+    const std::int64_t n = tb == 'N' ? B.extent(1) : B.extent(0);
+    KOKKOSSKETCH_THROW_IF(kb != k || std::int64_t(C.extent(0)) != m ||
                               std::int64_t(C.extent(1)) != n,
-                          f, "A is ", m, " x ", k, ", B ", B.extent(0), " x ", n, ", C ",
+                          f, "op(A) is ", m, " x ", k, ", op(B) ", kb, " x ", n, ", C ",
                           C.extent(0), " x ", C.extent(1));
     if constexpr (has_tf32) {
       static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value &&
                         std::is_same<typename BView::array_layout, Kokkos::LayoutLeft>::value &&
                         std::is_same<typename CView::array_layout, Kokkos::LayoutLeft>::value,
-                    "KokkosSketch: gemm_nn_tf32 takes LayoutLeft Views");
+                    "KokkosSketch: gemm_tf32 takes LayoutLeft Views");
       if (m == 0 || n == 0) return;
       if (k == 0) {
         Kokkos::deep_copy(m_space, C, Scalar(0));
         return;
       }
       auto lead = [](const auto& v) { return std::max<std::int64_t>(1, std::int64_t(v.stride(1))); };
-      m_backend.gemm_nn_tf32(m_space, to_lapack_int(f, m, "m"), to_lapack_int(f, n, "n"),
-                             to_lapack_int(f, k, "k"), A.data(), to_lapack_int(f, lead(A), "lda"),
-                             B.data(), to_lapack_int(f, lead(B), "ldb"), C.data(),
-                             to_lapack_int(f, lead(C), "ldc"));
+      m_backend.gemm_tf32(m_space, ta, tb, to_lapack_int(f, m, "m"), to_lapack_int(f, n, "n"),
+                          to_lapack_int(f, k, "k"), A.data(), to_lapack_int(f, lead(A), "lda"),
+                          B.data(), to_lapack_int(f, lead(B), "ldb"), C.data(),
+                          to_lapack_int(f, lead(C), "ldc"));
     } else {
-      gemm("N", "N", Scalar(1), A, B, Scalar(0), C);
+      gemm(transA, transB, Scalar(1), A, B, Scalar(0), C);
     }
   }
 

@@ -71,11 +71,12 @@ enum class ALSDenseTerm {
 enum class ALSDenseMath {
   /// FP32 GEMM (cuBLAS SGEMM on CUDA, host BLAS on hosts).
   fp32,
-  /// On CUDA, the GEMM's inputs P and YtY + lambda I rounded to TF32 (10-bit mantissas) on
-  /// the Tensor Cores, FP32 accumulation: each CG step's dense product D = P G then carries a
-  /// relative error up to about 2^-10 per term, like a slightly inexact matrix-vector product
-  /// of CG (the sparse term, the CG vectors and the update stay FP32). Backends without
-  /// TF32 units (hosts) compute the FP32 GEMM: results equal fp32's there.
+  /// On CUDA, the GEMMs' inputs rounded to TF32 (10-bit mantissas) on the Tensor Cores, FP32
+  /// accumulation: the Gram matrix YtY = Y^T Y of each half-iteration, and each CG step's
+  /// dense product D = P (YtY + lambda I), which then carries a relative error up to about
+  /// 2^-10 per term, like a slightly inexact matrix-vector product of CG (the sparse term, the
+  /// CG vectors and the update stay FP32; the reported loss's Gram matrices too). Backends
+  /// without TF32 units (hosts) compute the FP32 GEMMs: results equal fp32's there.
   tf32
 };
 
@@ -278,7 +279,7 @@ class ImplicitALS {
     auto sub = Impl::als_sub_graph(m_space, Cui, ids, m_opts.confidence == ALSConfidence::log,
                                    m_opts.alpha, m_opts.eps);
     segment(sub);  // the same tasks for a row as in the full CSR: the same arithmetic
-    gram(m_Y, m_gram);
+    gram(m_Y, m_gram, true);
     solve(sub, ids, m_X, m_Y);
   } catch (...) {
     Impl::rethrow_as_error("ImplicitALS::recalculate_user");
@@ -583,17 +584,18 @@ class ImplicitALS {
             template <class, class> class Lockstep = Impl::ALSLockstepApply>
   void run_iterations(int iterations, const ALSCallback& callback) {
     for (int it = 0; it < iterations; ++it) {
-      gram(m_Y, m_gram);
+      gram(m_Y, m_gram, true);
       solve<Apply, Lockstep>(m_users, ids_t(), m_X, m_Y);
-      gram(m_X, m_gram);
+      gram(m_X, m_gram, true);
       solve<Apply, Lockstep>(m_items, ids_t(), m_Y, m_X);
       if (callback) callback(it + 1, compute_loss());
     }
   }
 
   /// G = F^T F (k x k, float) through DenseLA's GEMM on the instance; half factors go through
-  /// a float copy.
-  void gram(const factor_view& F, const fmatrix_t& G) {
+  /// a float copy. `solve`: the Gram matrix of a solve (YtY), on TF32 units where the solves'
+  /// dense term is (tf32_dense_term()); the loss's Gram matrices stay FP32.
+  void gram(const factor_view& F, const fmatrix_t& G, bool solve = false) {
     const std::int64_t rows = F.extent(0), k = factors();
     if (rows == 0) {
       Kokkos::deep_copy(m_space, G, 0.0f);
@@ -602,7 +604,17 @@ class ImplicitALS {
     const float* src = float_data(F);
     ul_t Ft(const_cast<float*>(src), k, rows);  // F row-major = F^T column-major
     ul_t GL(G.data(), k, k);                    // symmetric: the same in either layout
-    m_la.gemm("N", "T", 1.0f, Ft, Ft, 0.0f, GL);
+    if (solve && tf32_dense_term()) {
+      m_la.gemm_tf32("N", "T", Ft, Ft, GL);
+    } else {
+      m_la.gemm("N", "T", 1.0f, Ft, Ft, 0.0f, GL);
+    }
+  }
+
+  /// Whether the solves' dense products (YtY and D = P G) go to TF32 units: the GEMM path with
+  /// ALSDenseMath::tf32.
+  bool tf32_dense_term() const {
+    return m_opts.dense_math == ALSDenseMath::tf32 && uses_gemm_dense_term();
   }
 
   /// The factors as float: F's own data, or a float copy in the workspace (half storage).
@@ -672,7 +684,7 @@ class ImplicitALS {
     auto dense = [&](const fmatrix_t& src) {
       ul_t ST(src.data(), k, n);
       if (tf32) {
-        m_la.gemm_nn_tf32(GL, ST, DT);
+        m_la.gemm_tf32("N", "N", GL, ST, DT);
       } else {
         m_la.gemm("N", "N", 1.0f, GL, ST, 0.0f, DT);
       }

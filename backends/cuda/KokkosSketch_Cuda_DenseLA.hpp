@@ -302,16 +302,18 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
     ++m_npending;
   }
 
-  /// C <- A B with float inputs rounded to TF32 on the Tensor Cores, FP32 accumulation
-  /// (cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32); float plans only (DenseLA checks).
+  /// C <- op(A) op(B) (ta, tb: 'N' or 'T') with float inputs rounded to TF32 on the Tensor
+  /// Cores, FP32 accumulation (cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32); float plans only
+  /// (DenseLA checks).
   template <class S = Scalar, std::enable_if_t<std::is_same<S, float>::value, int> = 0>
-  void gemm_nn_tf32(const Kokkos::Cuda&, int m, int n, int k, const float* A, int lda,
-                    const float* B, int ldb, float* C, int ldc) {
+  void gemm_tf32(const Kokkos::Cuda&, char ta, char tb, int m, int n, int k, const float* A,
+                 int lda, const float* B, int ldb, float* C, int ldc) {
     const float one = 1.0f, zero = 0.0f;
-    KOKKOSSKETCH_CHECK_CUDA(cublasGemmEx(m_blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A,
-                                         CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &zero, C,
-                                         CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
-                                         CUBLAS_GEMM_DEFAULT));
+    const cublasOperation_t oa = ta == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasOperation_t ob = tb == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
+    KOKKOSSKETCH_CHECK_CUDA(cublasGemmEx(m_blas, oa, ob, m, n, k, &one, A, CUDA_R_32F, lda, B,
+                                         CUDA_R_32F, ldb, &zero, C, CUDA_R_32F, ldc,
+                                         CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
   }
 
   void gram_batched(const Kokkos::Cuda&, int m, int n, const Scalar* X, int ldx,

@@ -165,6 +165,52 @@ TYPED_TEST(DenseLATest, GemmMatchesHostProduct) {
                                  1e-13, 1e-13, n));
 }
 
+// gemm_tf32 for the four transpose pairs against an FP64 host product: where the backend has
+// TF32 units (cuBLAS) each input is rounded to an 11-bit significand (relative error <= 2^-11),
+// so |C - AB| <= (2^-10 + 2^-22 + gamma_k) sum_l |a_il b_lj|, checked with 2^-9; elsewhere
+// it is gemm of the same operands, bit for bit. An invalid transpose or mismatched extents
+// are Errors.
+TYPED_TEST(DenseLATest, Tf32GemmMatchesHostProductForEveryTranspose) {
+  using Space = TypeParam;
+  using view_t = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
+  const std::int64_t m = 37, k = 53, n = 29;
+  const auto a = random_data(m, k, 31), b = random_data(k, n, 32);
+  std::vector<double> exact(m * n, 0.0), bound(m * n, 0.0);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t l = 0; l < k; ++l)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double x = double(float(a[i * k + l])), y = double(float(b[l * n + j]));
+        exact[i * n + j] += x * y;
+        bound[i * n + j] += std::abs(x * y);
+      }
+  Impl::DenseLA<Space, float> la(Space{});
+  for (const char* ta : {"N", "T"})
+    for (const char* tb : {"N", "T"}) {
+      SCOPED_TRACE(std::string("op(A) ") + ta + ", op(B) " + tb);
+      // A stored as m x k ("N") or k x m ("T"); likewise B.
+      const bool at = ta[0] == 'T', bt = tb[0] == 'T';
+      const auto A = at ? to_view<float, Kokkos::LayoutLeft, Space>(transpose(a, m, k), k, m)
+                        : to_view<float, Kokkos::LayoutLeft, Space>(a, m, k);
+      const auto B = bt ? to_view<float, Kokkos::LayoutLeft, Space>(transpose(b, k, n), n, k)
+                        : to_view<float, Kokkos::LayoutLeft, Space>(b, k, n);
+      view_t C("C", m, n), R("R", m, n);
+      la.gemm_tf32(ta, tb, A, B, C);
+      la.gemm(ta, tb, 1.0f, A, B, 0.0f, R);
+      const auto c = TestUtil::to_host(C), r = TestUtil::to_host(R);
+      for (std::int64_t e = 0; e < m * n; ++e) {
+        if (Impl::DenseLA<Space, float>::has_tf32) {
+          ASSERT_LE(std::abs(c[e] - exact[e]), std::ldexp(1.0, -9) * bound[e]) << "entry " << e;
+        } else {
+          ASSERT_EQ(c[e], r[e]) << "entry " << e;
+        }
+      }
+    }
+  view_t A("A", m, k), B("B", k, n), C("C", m, n), Cbad("Cbad", m, n + 1);
+  EXPECT_THROW(la.gemm_tf32("X", "N", A, B, C), Error);
+  EXPECT_THROW(la.gemm_tf32("N", "T", A, B, C), Error);  // op(B) would be n x k
+  EXPECT_THROW(la.gemm_tf32("N", "N", A, B, Cbad), Error);
+}
+
 // convert_entries: doubles to floats, each entry rounded once as the host rounds it, through
 // the flat path (both Views contiguous, of one layout and one extent; a LayoutLeft window of
 // leading columns is such a View) and the 2-D path (a LayoutRight window of leading columns,

@@ -294,9 +294,10 @@ TYPED_TEST(ImplicitALSTest, GemmDenseTermMatchesPerRow) {
   }
 }
 
-// ALSDenseMath::tf32: where the backend has TF32 units (CUDA) each CG step's dense product
-// D = P G is formed from inputs rounded to 10-bit mantissas (relative error up to 2^-11 per
-// input, about 1e-3 per product), an inexact matrix-vector product inside an unconverged CG;
+// ALSDenseMath::tf32: where the backend has TF32 units (CUDA) the Gram matrix YtY and each
+// CG step's dense product D = P G are formed from inputs rounded to 10-bit mantissas (relative
+// error up to 2^-11 per input, about 1e-3 per product), an inexact matrix-vector product
+// inside an unconverged CG;
 // after two iterations of 3 CG steps the factors stay within 1e-2 (relative, Frobenius) of the
 // FP32 GEMM path's: a deterministic check with about 10x margin over the rounding. Elsewhere
 // the option computes the FP32 GEMM: the same factors bit for bit. Also BF16 storage.
@@ -834,30 +835,38 @@ TYPED_TEST(ImplicitALSTest, HalfStorageCloseToFloat) {
 }
 
 // recalculate_user gives exactly the factors of the full user half-iteration for those users
-// and leaves the other users unchanged.
+// and leaves the other users unchanged: with the default options, and with the GEMM dense term
+// on TF32 units (where the Gram matrix YtY of both is formed on them too).
 TYPED_TEST(ImplicitALSTest, RecalculateUserEqualsFullSolve) {
   using Space = TypeParam;
   const HostCsr h = random_csr(20, 14, 0.25, 13, 6);
   const auto C = to_crs<Space>(h);
-  ImplicitALSOptions o;
-  o.factors = 7;
-  o.seed = 3;
-  ImplicitALS<Space> a(Space{}, o), b(Space{}, o);
-  a.fit(C, 0);
-  b.fit(C, 0);
-  const auto X0 = host_factors(a.user_factors());
-  Kokkos::View<int*, typename Space::memory_space> ids("ids", 4);
-  auto hi = Kokkos::create_mirror_view(ids);
-  const int pick[4] = {17, 2, 6, 9};
-  for (int q = 0; q < 4; ++q) hi(q) = pick[q];
-  Kokkos::deep_copy(ids, hi);
-  a.recalculate_user(ids, C);
-  b.iterate(1);  // the user half reads the same Y and X0; the item half leaves X alone
-  const auto Xa = host_factors(a.user_factors()), Xb = host_factors(b.user_factors());
-  for (std::int64_t u = 0; u < 20; ++u) {
-    const bool in = u == 17 || u == 2 || u == 6 || u == 9;
-    for (std::int64_t f = 0; f < 7; ++f)
-      EXPECT_EQ(Xa[u * 7 + f], in ? Xb[u * 7 + f] : X0[u * 7 + f]) << "user " << u;
+  for (bool tf32 : {false, true}) {
+    SCOPED_TRACE(tf32 ? "GEMM dense term, TF32" : "default options");
+    ImplicitALSOptions o;
+    o.factors = 7;
+    o.seed = 3;
+    if (tf32) {
+      o.dense_term = ALSDenseTerm::gemm;
+      o.dense_math = ALSDenseMath::tf32;
+    }
+    ImplicitALS<Space> a(Space{}, o), b(Space{}, o);
+    a.fit(C, 0);
+    b.fit(C, 0);
+    const auto X0 = host_factors(a.user_factors());
+    Kokkos::View<int*, typename Space::memory_space> ids("ids", 4);
+    auto hi = Kokkos::create_mirror_view(ids);
+    const int pick[4] = {17, 2, 6, 9};
+    for (int q = 0; q < 4; ++q) hi(q) = pick[q];
+    Kokkos::deep_copy(ids, hi);
+    a.recalculate_user(ids, C);
+    b.iterate(1);  // the user half reads the same Y and X0; the item half leaves X alone
+    const auto Xa = host_factors(a.user_factors()), Xb = host_factors(b.user_factors());
+    for (std::int64_t u = 0; u < 20; ++u) {
+      const bool in = u == 17 || u == 2 || u == 6 || u == 9;
+      for (std::int64_t f = 0; f < 7; ++f)
+        EXPECT_EQ(Xa[u * 7 + f], in ? Xb[u * 7 + f] : X0[u * 7 + f]) << "user " << u;
+    }
   }
 }
 

@@ -166,7 +166,7 @@ struct ALSPlanAccess {
   template <class Plan, class Graph, class FView>
   static void half_step(Plan& plan, const Graph& g, const FView& X_rows, const FView& Y_full) {
     plan.reset_workspaces();  // YtY allocated (a plan without a fit has none yet)
-    plan.gram(Y_full, plan.m_gram);
+    plan.gram(Y_full, plan.m_gram, true);
     plan.solve(g, typename Plan::ids_t(), X_rows, Y_full);
   }
   /// The tasks of the lockstep backend kernels for an external CSR `g`, when `plan` runs
@@ -189,7 +189,7 @@ struct ALSPlanAccess {
   /// current item factors, X the plan's user factors (tests point it elsewhere).
   template <class Plan>
   static auto user_problem(Plan& plan) {
-    plan.gram(plan.m_Y, plan.m_gram);
+    plan.gram(plan.m_Y, plan.m_gram, true);
     ALSSolveProblem<typename Plan::memory_space, typename Plan::storage_type> pr;
     pr.row_map = plan.m_users.row_map;
     pr.entries = plan.m_users.entries;
