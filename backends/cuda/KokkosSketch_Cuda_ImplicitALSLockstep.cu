@@ -35,17 +35,17 @@
 /// float operand (v, then the weights) split into three bfloat16 terms, so every product is
 /// exact and the sums are FP32 (see lockstep_mma_kernel).
 ///
-/// **Long-row kernel** (after the task kernel): a block per split row; each thread adds the
-/// slots of its factors in slot order (a popular item has hundreds of slots: 256 independent
-/// sums in flight, several loads each) and the block finishes the row as above (block sums in
-/// a fixed order).
+/// **Long-row kernel** (after the task kernel): a warp per split row up to 128 factors, a
+/// block per split row above; each thread adds the slots of its factors in slot order (a
+/// popular item has hundreds of slots: the loads of several slots in flight) and the warp or
+/// block finishes the row as above (butterfly or block sums in a fixed order).
 ///
 /// **Load / store**: a warp per row (x = X(target), rs = [a positive weight]; X(target) = x).
 ///
 /// Deterministic: every sum has a fixed order, no atomics; results equal the generic
 /// ALSGemmCG to rounding (sums in other orders). Vector loads need k % 4 == 0 and aligned
 /// bases (checked on the host); otherwise the same kernels load element by element. Shared
-/// memory: the staged and tensor-core kernels' rings (dynamic), the long-row kernel's 8
+/// memory: the staged and tensor-core kernels' rings (dynamic), the block long-row kernel's 8
 /// floats of warp partials and, per warp of the tensor-core kernel, k floats and 3 k bfloat16
 /// (static).
 #define KOKKOSSKETCH_NO_KOKKOS  // before any core header: they select their Kokkos-free form
@@ -878,12 +878,14 @@ __device__ __forceinline__ float lk_slot_sum(const float* __restrict__ part, std
   return a;
 }
 
-/// The long-row kernel (see the file comment): a block per split row, thread t over the
-/// factors t, t + 256, ...; the slots added in slot order by each thread (a popular item has
-/// hundreds of slots: a block keeps 256 independent sums in flight, not 32); block sums for
-/// the dots.
+/// The long-row kernel above 128 factors (see the file comment): a block per split row,
+/// thread t over the factors t, t + 256, ...; the slots added in slot order by each thread (a
+/// popular item has hundreds of slots: a block keeps 256 independent sums in flight, not 32);
+/// block sums for the dots. (A warp per row was 2.5-3 times slower here at 256 factors: the
+/// rows with the most slots, popular items, then have 32 lanes instead of 256 and set the
+/// kernel's length; runs H200-140 and H200-141.)
 template <bool Residual>
-__global__ void __launch_bounds__(lk_threads) lockstep_long_kernel(LockstepProblem pr) {
+__global__ void __launch_bounds__(lk_threads) lockstep_long_block_kernel(LockstepProblem pr) {
   __shared__ float s_red[lk_threads / 32];
   const std::int64_t k = pr.k;
   const float* part = pr.part;
@@ -931,6 +933,100 @@ __global__ void __launch_bounds__(lk_threads) lockstep_long_kernel(LockstepProbl
     const float beta = rr / rs;
     for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) prow[f] = fmaf(beta, prow[f], rrow[f]);
     if (threadIdx.x == 0) pr.rs[row] = rr;
+  }
+}
+
+/// The slot sums of a long row for the factors f_u = f0 + 32 u (u < NF, those below k): acc[u]
+/// = part(s0, f_u) + ... + part(s1 - 1, f_u), added in slot order (the same sum as
+/// lk_slot_sum's); the loads of SU slots of all NF factors are issued before their additions.
+template <int NF, int SU>
+__device__ __forceinline__ void lk_slot_sums(const float* __restrict__ part, std::int64_t k,
+                                             std::int64_t s0, std::int64_t s1, std::int64_t f0,
+                                             float (&acc)[NF]) {
+#pragma unroll
+  for (int u = 0; u < NF; ++u) acc[u] = 0.0f;
+  std::int64_t s = s0;
+  for (; s + SU <= s1; s += SU) {
+    float v[SU][NF];
+#pragma unroll
+    for (int t = 0; t < SU; ++t)
+#pragma unroll
+      for (int u = 0; u < NF; ++u)
+        v[t][u] = f0 + 32 * u < k ? __ldg(part + (s + t) * k + f0 + 32 * u) : 0.0f;
+#pragma unroll
+    for (int t = 0; t < SU; ++t)
+#pragma unroll
+      for (int u = 0; u < NF; ++u) acc[u] += v[t][u];
+  }
+  for (; s < s1; ++s)
+#pragma unroll
+    for (int u = 0; u < NF; ++u)
+      if (f0 + 32 * u < k) acc[u] += __ldg(part + s * k + f0 + 32 * u);
+}
+
+/// The long-row kernel up to 128 factors (see the file comment): a warp per split row, lane l
+/// over the factors l, l + 32, ... (NF of them, the loads of SU slots in flight), each
+/// factor's slots added in slot order; warp butterflies for the dots (the same value in every
+/// lane). (The block per row above 128 factors left three quarters of its threads idle at 64
+/// factors and waited at a block barrier per dot: 40-100 us per pass at MovieLens-20M size
+/// against 15-47 for this kernel, runs H200-139 and H200-140.)
+template <bool Residual, int NF, int SU>
+__global__ void __launch_bounds__(lk_threads) lockstep_long_warp_kernel(LockstepProblem pr) {
+  const std::int64_t k = pr.k;
+  const float* part = pr.part;
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::int64_t q = warp0; q < pr.n_long; q += nwarps) {
+    const std::int64_t row = __ldg(pr.long_rows + 3 * q), s0 = __ldg(pr.long_rows + 3 * q + 1),
+                       s1 = __ldg(pr.long_rows + 3 * q + 2);
+    const float rs = pr.rs[row];  // uniform over the warp
+    if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
+    float* xrow = pr.x + row * k;
+    float* rrow = pr.r + row * k;
+    float* prow = pr.p + row * k;
+    float* drow = pr.d + row * k;
+    float dot = 0.0f;  // r.r (residual) or p.Ap (step)
+    for (std::int64_t f0 = lane; f0 < k; f0 += 32 * NF) {
+      float acc[NF];
+      lk_slot_sums<NF, SU>(part, k, s0, s1, f0, acc);
+#pragma unroll
+      for (int u = 0; u < NF; ++u) {
+        const std::int64_t f = f0 + 32 * u;
+        if (f >= k) break;
+        if (Residual) {
+          const float r = acc[u] - drow[f];
+          rrow[f] = r;
+          prow[f] = r;
+          dot = fmaf(r, r, dot);
+        } else {
+          const float ap = drow[f] + acc[u];
+          drow[f] = ap;  // Ap, read back below by this lane only
+          dot = fmaf(prow[f], ap, dot);
+        }
+      }
+    }
+    dot = lk_warp_sum(dot);
+    if (Residual) {
+      if (lane == 0) pr.rs[row] = dot;
+      continue;
+    }
+    if (!(dot > 0.0f)) {
+      if (lane == 0) pr.rs[row] = 0.0f;
+      continue;
+    }
+    const float alpha = rs / dot;
+    float rr = 0.0f;
+    for (std::int64_t f = lane; f < k; f += 32) {
+      xrow[f] = fmaf(alpha, prow[f], xrow[f]);
+      const float r = fmaf(-alpha, drow[f], rrow[f]);
+      rrow[f] = r;
+      rr = fmaf(r, r, rr);
+    }
+    rr = lk_warp_sum(rr);
+    const float beta = rr / rs;
+    for (std::int64_t f = lane; f < k; f += 32) prow[f] = fmaf(beta, prow[f], rrow[f]);
+    if (lane == 0) pr.rs[row] = rr;
   }
 }
 
@@ -1205,6 +1301,17 @@ void launch_tasks_f(const LockstepProblem& pr, bool residual, cudaStream_t strea
   }
 }
 
+template <int NF, int SU>
+void launch_long_warp(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
+  const unsigned blocks = lk_blocks(pr.n_long);  // a warp per row
+  if (residual) {
+    lockstep_long_warp_kernel<true, NF, SU><<<blocks, lk_threads, 0, stream>>>(pr);
+  } else {
+    lockstep_long_warp_kernel<false, NF, SU><<<blocks, lk_threads, 0, stream>>>(pr);
+  }
+  KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+}
+
 bool lk_aligned(const void* p, int bytes) {
   return p == nullptr || (reinterpret_cast<std::uintptr_t>(p) % std::uintptr_t(bytes)) == 0;
 }
@@ -1231,13 +1338,19 @@ void phase_typed(const LockstepProblem& pr, LockstepPhase ph, cudaStream_t strea
     launch_tasks_f<S, false>(pr, residual, stream);
   }
   if (pr.n_long > 0) {
-    const unsigned blocks = unsigned(std::min(pr.n_long, lk_max_blocks));  // a block per row
-    if (residual) {
-      lockstep_long_kernel<true><<<blocks, lk_threads, 0, stream>>>(pr);
+    if (pr.k <= 64) {
+      launch_long_warp<2, 8>(pr, residual, stream);  // two factors per lane, 8 slots in flight
+    } else if (pr.k <= 128) {
+      launch_long_warp<4, 4>(pr, residual, stream);
     } else {
-      lockstep_long_kernel<false><<<blocks, lk_threads, 0, stream>>>(pr);
+      const unsigned blocks = unsigned(std::min(pr.n_long, lk_max_blocks));  // a block per row
+      if (residual) {
+        lockstep_long_block_kernel<true><<<blocks, lk_threads, 0, stream>>>(pr);
+      } else {
+        lockstep_long_block_kernel<false><<<blocks, lk_threads, 0, stream>>>(pr);
+      }
+      KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
     }
-    KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
   }
 }
 
