@@ -23,6 +23,7 @@
 #include <KokkosSketch_Compat.hpp>
 #include <KokkosSketch_Config.hpp>
 #include <KokkosSketch_Error.hpp>
+#include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_Traits.hpp>
 
 #include <KokkosBlas1_axpby.hpp>
@@ -103,6 +104,10 @@ MatrixBatch<const Scalar> const_batch(const MatrixBatch<Scalar>& b) {
 ///   void gemm_tf32(const ExecSpace&, char ta, char tb, int m, int n, int k, const float* A,
 ///                  int lda, const float* B, int ldb, float* C, int ldc);
 ///                  // column-major C <- op(A) op(B) on TF32 units
+/// and optionally (detected; DenseLA::has_half_gemm says whether gemm_half may be called):
+///   void gemm_half(const ExecSpace&, char ta, char tb, int m, int n, int k, const void* A,
+///                  int lda, const void* B, int ldb, bool bf16, float* C, int ldc);
+///                  // column-major float C <- op(A) op(B), A and B FP16 (or BF16) values
 /// and optionally (detected; DenseLA::gemm makes its one KokkosBlas::gemm call when it is
 /// missing or declines):
 ///   bool gemm_threaded(const ExecSpace&, char ta, char tb, std::int64_t m, std::int64_t n,
@@ -131,6 +136,16 @@ template <class V, class Scalar>
 inline constexpr bool blas_column_major_v =
     std::is_same<typename V::array_layout, Kokkos::LayoutLeft>::value &&
     std::is_same<typename V::non_const_value_type, Scalar>::value;
+
+/// Whether a DenseLA backend has the optional GEMM of 16-bit inputs (gemm_half).
+template <class Backend, class ExecSpace, class = void>
+struct backend_has_half_gemm : std::false_type {};
+template <class Backend, class ExecSpace>
+struct backend_has_half_gemm<Backend, ExecSpace,
+                     std::void_t<decltype(std::declval<Backend&>().gemm_half(
+                         std::declval<const ExecSpace&>(), 'N', 'N', 0, 0, 0,
+                         (const void*)nullptr, 0, (const void*)nullptr, 0, false,
+                         (float*)nullptr, 0))>> : std::true_type {};
 
 /// Whether a DenseLA backend has the optional threaded GEMM (gemm_threaded).
 template <class Backend, class ExecSpace, class Scalar, class = void>
@@ -608,6 +623,15 @@ class DenseLA {
     }
   }
 
+  /// \brief 'N' or 'T' from a transpose argument ("N", "n", "T" or "t").
+  /// \throws Error naming `f` and `name` otherwise
+  static char gemm_op(const char* f, const char* t, const char* name) {
+    KOKKOSSKETCH_THROW_IF(t == nullptr ||
+                              (t[0] != 'N' && t[0] != 'n' && t[0] != 'T' && t[0] != 't'),
+                          f, name, " must be \"N\" or \"T\"");
+    return t[0] == 'N' || t[0] == 'n' ? 'N' : 'T';
+  }
+
   /// \brief Whether gemm_tf32 runs on TF32 units on this backend (cuBLAS on CUDA) rather
   /// than falling back to the FP32 gemm.
   static constexpr bool has_tf32 = std::is_same<Scalar, float>::value && has_tf32_gemm<backend_type, ExecSpace>::value;
@@ -631,13 +655,7 @@ class DenseLA {
     static_check_view<ExecSpace, BView, 2, false>();
     static_check_view<ExecSpace, CView, 2, true>();
     const char* f = "DenseLA::gemm_tf32";
-    auto op = [&](const char* t, const char* name) {
-      KOKKOSSKETCH_THROW_IF(t == nullptr || (t[0] != 'N' && t[0] != 'n' && t[0] != 'T' &&
-                                             t[0] != 't'),
-                            f, name, " must be \"N\" or \"T\"");
-      return t[0] == 'N' || t[0] == 'n' ? 'N' : 'T';
-    };
-    const char ta = op(transA, "transA"), tb = op(transB, "transB");
+    const char ta = gemm_op(f, transA, "transA"), tb = gemm_op(f, transB, "transB");
     const std::int64_t m = ta == 'N' ? A.extent(0) : A.extent(1);
     const std::int64_t k = ta == 'N' ? A.extent(1) : A.extent(0);
     const std::int64_t kb = tb == 'N' ? B.extent(0) : B.extent(1);
@@ -664,6 +682,59 @@ class DenseLA {
     } else {
       gemm(transA, transB, Scalar(1), A, B, Scalar(0), C);
     }
+  }
+
+  /// \brief Whether gemm_half exists on this backend (cuBLAS on CUDA; float plans).
+  static constexpr bool has_half_gemm =
+      std::is_same<Scalar, float>::value && backend_has_half_gemm<backend_type, ExecSpace>::value;
+
+  /// \brief C = op(A) op(B) for A and B of FP16 (or BF16) values and a float C, without a
+  /// float copy of the inputs: every product of two 16-bit values is exact in FP32 and the
+  /// sums are FP32 (cuBLAS's GEMM with 16-bit inputs and CUBLAS_COMPUTE_32F on CUDA: the
+  /// accuracy of SGEMM on the converted values, |error| <= gamma_k sum |a b| per entry). Only
+  /// where has_half_gemm (a compile-time error elsewhere); C is not read.
+  /// \param [in] transA "N" or "T": op(A) is m x k
+  /// \param [in] transB "N" or "T": op(B) is k x n
+  /// \param [in] A LayoutLeft View of fp16 or bf16
+  /// \param [in] B LayoutLeft View of the same type
+  /// \param [out] C m x n LayoutLeft View of float
+  /// \throws Error on an invalid transpose, mismatched extents or an extent beyond 32-bit
+  /// integers
+  template <class AView, class BView, class CView>
+  void gemm_half(const char transA[], const char transB[], const AView& A, const BView& B,
+                 const CView& C) {
+    static_assert(has_half_gemm, "KokkosSketch: DenseLA::gemm_half needs a backend that has it "
+                                 "(DenseLA::has_half_gemm)");
+    using half_t = typename AView::non_const_value_type;
+    static_assert((std::is_same<half_t, fp16>::value || std::is_same<half_t, bf16>::value) &&
+                      std::is_same<half_t, typename BView::non_const_value_type>::value &&
+                      std::is_same<typename CView::non_const_value_type, float>::value,
+                  "KokkosSketch: gemm_half takes A and B of one 16-bit type and a float C");
+    static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value &&
+                      std::is_same<typename BView::array_layout, Kokkos::LayoutLeft>::value &&
+                      std::is_same<typename CView::array_layout, Kokkos::LayoutLeft>::value,
+                  "KokkosSketch: gemm_half takes LayoutLeft Views");
+    const char* f = "DenseLA::gemm_half";
+    const char ta = gemm_op(f, transA, "transA"), tb = gemm_op(f, transB, "transB");
+    const std::int64_t m = ta == 'N' ? A.extent(0) : A.extent(1);
+    const std::int64_t k = ta == 'N' ? A.extent(1) : A.extent(0);
+    const std::int64_t kb = tb == 'N' ? B.extent(0) : B.extent(1);
+    const std::int64_t n = tb == 'N' ? B.extent(1) : B.extent(0);
+    KOKKOSSKETCH_THROW_IF(kb != k || std::int64_t(C.extent(0)) != m ||
+                              std::int64_t(C.extent(1)) != n,
+                          f, "op(A) is ", m, " x ", k, ", op(B) ", kb, " x ", n, ", C ",
+                          C.extent(0), " x ", C.extent(1));
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+      Kokkos::deep_copy(m_space, C, 0.0f);
+      return;
+    }
+    auto lead = [](const auto& v) { return std::max<std::int64_t>(1, std::int64_t(v.stride(1))); };
+    m_backend.gemm_half(m_space, ta, tb, to_lapack_int(f, m, "m"), to_lapack_int(f, n, "n"),
+                        to_lapack_int(f, k, "k"), A.data(), to_lapack_int(f, lead(A), "lda"),
+                        B.data(), to_lapack_int(f, lead(B), "ldb"),
+                        std::is_same<half_t, bf16>::value, C.data(),
+                        to_lapack_int(f, lead(C), "ldc"));
   }
 
   /// \brief y = alpha op(A) x + beta y through KokkosBlas::gemv on the plan's instance; with

@@ -592,18 +592,28 @@ class ImplicitALS {
     }
   }
 
-  /// G = F^T F (k x k, float) through DenseLA's GEMM on the instance; half factors go through
-  /// a float copy. `solve`: the Gram matrix of a solve (YtY), on TF32 units where the solves'
-  /// dense term is (tf32_dense_term()); the loss's Gram matrices stay FP32.
+  /// G = F^T F (k x k, float) through DenseLA's GEMM on the instance. Half factors go to the
+  /// GEMM of 16-bit inputs where the backend has one (cuBLAS: exact products, FP32 sums, no
+  /// float copy), otherwise through a float copy. `solve`: the Gram matrix of a solve (YtY),
+  /// for float factors on TF32 units where the solves' dense term is (tf32_dense_term()); the
+  /// loss's Gram matrices stay FP32.
   void gram(const factor_view& F, const fmatrix_t& G, bool solve = false) {
     const std::int64_t rows = F.extent(0), k = factors();
     if (rows == 0) {
       Kokkos::deep_copy(m_space, G, 0.0f);
       return;
     }
+    ul_t GL(G.data(), k, k);  // symmetric: the same in either layout
+    if constexpr (!std::is_same<Storage, float>::value &&
+                  Impl::DenseLA<ExecSpace, float>::has_half_gemm) {
+      using half_t = Kokkos::View<const Storage**, Kokkos::LayoutLeft, memory_space,
+                                  Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      const half_t Ft(F.data(), k, rows);  // F row-major = F^T column-major
+      m_la.gemm_half("N", "T", Ft, Ft, GL);
+      return;
+    }
     const float* src = float_data(F);
     ul_t Ft(const_cast<float*>(src), k, rows);  // F row-major = F^T column-major
-    ul_t GL(G.data(), k, k);                    // symmetric: the same in either layout
     if (solve && tf32_dense_term()) {
       m_la.gemm_tf32("N", "T", Ft, Ft, GL);
     } else {

@@ -316,6 +316,20 @@ struct DenseLABackend<Kokkos::Cuda, Scalar, void> {
                                          CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
   }
 
+  /// float C <- op(A) op(B) for FP16 (bf16 false) or BF16 A and B: cublasGemmEx with 16-bit
+  /// inputs and CUBLAS_COMPUTE_32F (exact products, FP32 sums); float plans only.
+  template <class S = Scalar, std::enable_if_t<std::is_same<S, float>::value, int> = 0>
+  void gemm_half(const Kokkos::Cuda&, char ta, char tb, int m, int n, int k, const void* A,
+                 int lda, const void* B, int ldb, bool bf16, float* C, int ldc) {
+    const float one = 1.0f, zero = 0.0f;
+    const cudaDataType t = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+    const cublasOperation_t oa = ta == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasOperation_t ob = tb == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
+    KOKKOSSKETCH_CHECK_CUDA(cublasGemmEx(m_blas, oa, ob, m, n, k, &one, A, t, lda, B, t, ldb,
+                                         &zero, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT));
+  }
+
   void gram_batched(const Kokkos::Cuda&, int m, int n, const Scalar* X, int ldx,
                     std::int64_t sx, Scalar* G, int ldg, std::int64_t sg, int count) {
     KOKKOSSKETCH_CHECK_CUDA(lib::gram_batched(m_blas, m, n, X, ldx, (long long)sx, G, ldg,

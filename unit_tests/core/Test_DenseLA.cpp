@@ -8,6 +8,7 @@
 // and triangular-solve calls against the same references, one info per matrix in order.
 #include <KokkosSketch_Checks.hpp>
 #include <KokkosSketch_DenseLA.hpp>
+#include <KokkosSketch_Half.hpp>
 #include "../sketch/KokkosSketch_SketchTestUtils.hpp"
 #include <KokkosSketch_TestUtils.hpp>
 
@@ -16,6 +17,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -209,6 +211,73 @@ TYPED_TEST(DenseLATest, Tf32GemmMatchesHostProductForEveryTranspose) {
   EXPECT_THROW(la.gemm_tf32("X", "N", A, B, C), Error);
   EXPECT_THROW(la.gemm_tf32("N", "T", A, B, C), Error);  // op(B) would be n x k
   EXPECT_THROW(la.gemm_tf32("N", "N", A, B, Cbad), Error);
+}
+
+// gemm_half (where the backend has it: cuBLAS) for FP16 and BF16 inputs and every transpose
+// pair against an FP64 product of the 16-bit values: products exact, FP32 sums, so
+// |C - AB| <= gamma_k sum_l |a_il b_lj| (checked with (k + 2) 2^-24). Bad transposes and
+// extents are Errors. Backends without it do not compile a call (has_half_gemm false).
+template <class Space, class Half>
+void check_gemm_half() {
+  using half_view = Kokkos::View<Half**, Kokkos::LayoutLeft, typename Space::memory_space>;
+  using float_view = Kokkos::View<float**, Kokkos::LayoutLeft, typename Space::memory_space>;
+  const std::int64_t m = 37, k = 53, n = 29;
+  // Stored as k x m and k x n (op = "T") or m x k and k x n (op = "N"): the 16-bit values.
+  const auto a = random_data(m, k, 41), b = random_data(k, n, 42);
+  std::vector<double> ah(a.size()), bh(b.size());
+  auto round = [](double x) {
+    if constexpr (std::is_same<Half, fp16>::value) {
+      return to_fp16(float(x));
+    } else {
+      return to_bf16(float(x));
+    }
+  };
+  for (std::size_t e = 0; e < a.size(); ++e) ah[e] = double(to_float(round(a[e])));
+  for (std::size_t e = 0; e < b.size(); ++e) bh[e] = double(to_float(round(b[e])));
+  std::vector<double> exact(m * n, 0.0), bound(m * n, 0.0);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t l = 0; l < k; ++l)
+      for (std::int64_t j = 0; j < n; ++j) {
+        exact[i * n + j] += ah[i * k + l] * bh[l * n + j];
+        bound[i * n + j] += std::abs(ah[i * k + l] * bh[l * n + j]);
+      }
+  auto to_half = [&](const std::vector<double>& v, std::int64_t rows, std::int64_t cols) {
+    half_view V("V", rows, cols);
+    auto h = Kokkos::create_mirror_view(V);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) h(i, j) = round(v[i * cols + j]);
+    Kokkos::deep_copy(V, h);
+    return V;
+  };
+  Impl::DenseLA<Space, float> la(Space{});
+  for (const char* ta : {"N", "T"})
+    for (const char* tb : {"N", "T"}) {
+      SCOPED_TRACE(std::string("op(A) ") + ta + ", op(B) " + tb);
+      const bool at = ta[0] == 'T', bt = tb[0] == 'T';
+      const auto A = at ? to_half(transpose(a, m, k), k, m) : to_half(a, m, k);
+      const auto B = bt ? to_half(transpose(b, k, n), n, k) : to_half(b, k, n);
+      float_view C("C", m, n);
+      la.gemm_half(ta, tb, A, B, C);
+      const auto c = TestUtil::to_host(C);
+      for (std::int64_t e = 0; e < m * n; ++e)
+        ASSERT_LE(std::abs(c[e] - exact[e]), double(k + 2) * std::ldexp(1.0, -24) * bound[e])
+            << "entry " << e;
+    }
+  half_view A("A", m, k), B("B", k, n);
+  float_view C("C", m, n), Cbad("Cbad", m + 1, n);
+  EXPECT_THROW(la.gemm_half("N", "Q", A, B, C), Error);
+  EXPECT_THROW(la.gemm_half("T", "N", A, B, C), Error);  // op(A) would be k x m
+  EXPECT_THROW(la.gemm_half("N", "N", A, B, Cbad), Error);
+}
+
+TYPED_TEST(DenseLATest, HalfGemmMatchesHostProductForEveryTranspose) {
+  using Space = TypeParam;
+  if constexpr (Impl::DenseLA<Space, float>::has_half_gemm) {
+    check_gemm_half<Space, fp16>();
+    check_gemm_half<Space, bf16>();
+  } else {
+    GTEST_SKIP() << "no GEMM of 16-bit inputs on this backend";
+  }
 }
 
 // convert_entries: doubles to floats, each entry rounded once as the host rounds it, through
