@@ -623,13 +623,38 @@ class DenseLA {
     }
   }
 
-  /// \brief 'N' or 'T' from a transpose argument ("N", "n", "T" or "t").
-  /// \throws Error naming `f` and `name` otherwise
-  static char gemm_op(const char* f, const char* t, const char* name) {
-    KOKKOSSKETCH_THROW_IF(t == nullptr ||
-                              (t[0] != 'N' && t[0] != 'n' && t[0] != 'T' && t[0] != 't'),
-                          f, name, " must be \"N\" or \"T\"");
-    return t[0] == 'N' || t[0] == 'n' ? 'N' : 'T';
+  /// \brief The transposes ('N' or 'T') and extents of C = op(A) op(B), checked.
+  struct GemmShape {
+    char ta, tb;
+    std::int64_t m, n, k;
+  };
+  /// \brief The GemmShape of op(A) op(B) into C for a call of `f`.
+  /// \throws Error naming `f` on a transpose other than "N", "n", "T", "t" or on extents
+  /// that do not agree
+  template <class AView, class BView, class CView>
+  static GemmShape gemm_shape(const char* f, const char transA[], const char transB[],
+                              const AView& A, const BView& B, const CView& C) {
+    auto op = [&](const char* t, const char* name) {
+      KOKKOSSKETCH_THROW_IF(t == nullptr ||
+                                (t[0] != 'N' && t[0] != 'n' && t[0] != 'T' && t[0] != 't'),
+                            f, name, " must be \"N\" or \"T\"");
+      return t[0] == 'N' || t[0] == 'n' ? 'N' : 'T';
+    };
+    GemmShape g{op(transA, "transA"), op(transB, "transB"), 0, 0, 0};
+    g.m = g.ta == 'N' ? A.extent(0) : A.extent(1);
+    g.k = g.ta == 'N' ? A.extent(1) : A.extent(0);
+    const std::int64_t kb = g.tb == 'N' ? B.extent(0) : B.extent(1);
+    g.n = g.tb == 'N' ? B.extent(1) : B.extent(0);
+    KOKKOSSKETCH_THROW_IF(kb != g.k || std::int64_t(C.extent(0)) != g.m ||
+                              std::int64_t(C.extent(1)) != g.n,
+                          f, "op(A) is ", g.m, " x ", g.k, ", op(B) ", kb, " x ", g.n, ", C ",
+                          C.extent(0), " x ", C.extent(1));
+    return g;
+  }
+  /// \brief The leading dimension of a LayoutLeft View (at least 1), checked to fit int.
+  template <class V>
+  static int lead_dim(const char* f, const V& v, const char* name) {
+    return to_lapack_int(f, std::max<std::int64_t>(1, std::int64_t(v.stride(1))), name);
   }
 
   /// \brief Whether gemm_tf32 runs on TF32 units on this backend (cuBLAS on CUDA) rather
@@ -655,30 +680,21 @@ class DenseLA {
     static_check_view<ExecSpace, BView, 2, false>();
     static_check_view<ExecSpace, CView, 2, true>();
     const char* f = "DenseLA::gemm_tf32";
-    const char ta = gemm_op(f, transA, "transA"), tb = gemm_op(f, transB, "transB");
-    const std::int64_t m = ta == 'N' ? A.extent(0) : A.extent(1);
-    const std::int64_t k = ta == 'N' ? A.extent(1) : A.extent(0);
-    const std::int64_t kb = tb == 'N' ? B.extent(0) : B.extent(1);
-    const std::int64_t n = tb == 'N' ? B.extent(1) : B.extent(0);
-    KOKKOSSKETCH_THROW_IF(kb != k || std::int64_t(C.extent(0)) != m ||
-                              std::int64_t(C.extent(1)) != n,
-                          f, "op(A) is ", m, " x ", k, ", op(B) ", kb, " x ", n, ", C ",
-                          C.extent(0), " x ", C.extent(1));
+    const GemmShape g = gemm_shape(f, transA, transB, A, B, C);
     if constexpr (has_tf32) {
       static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value &&
                         std::is_same<typename BView::array_layout, Kokkos::LayoutLeft>::value &&
                         std::is_same<typename CView::array_layout, Kokkos::LayoutLeft>::value,
                     "KokkosSketch: gemm_tf32 takes LayoutLeft Views");
-      if (m == 0 || n == 0) return;
-      if (k == 0) {
+      if (g.m == 0 || g.n == 0) return;
+      if (g.k == 0) {
         Kokkos::deep_copy(m_space, C, Scalar(0));
         return;
       }
-      auto lead = [](const auto& v) { return std::max<std::int64_t>(1, std::int64_t(v.stride(1))); };
-      m_backend.gemm_tf32(m_space, ta, tb, to_lapack_int(f, m, "m"), to_lapack_int(f, n, "n"),
-                          to_lapack_int(f, k, "k"), A.data(), to_lapack_int(f, lead(A), "lda"),
-                          B.data(), to_lapack_int(f, lead(B), "ldb"), C.data(),
-                          to_lapack_int(f, lead(C), "ldc"));
+      m_backend.gemm_tf32(m_space, g.ta, g.tb, to_lapack_int(f, g.m, "m"),
+                          to_lapack_int(f, g.n, "n"), to_lapack_int(f, g.k, "k"), A.data(),
+                          lead_dim(f, A, "lda"), B.data(), lead_dim(f, B, "ldb"), C.data(),
+                          lead_dim(f, C, "ldc"));
     } else {
       gemm(transA, transB, Scalar(1), A, B, Scalar(0), C);
     }
@@ -715,26 +731,16 @@ class DenseLA {
                       std::is_same<typename CView::array_layout, Kokkos::LayoutLeft>::value,
                   "KokkosSketch: gemm_half takes LayoutLeft Views");
     const char* f = "DenseLA::gemm_half";
-    const char ta = gemm_op(f, transA, "transA"), tb = gemm_op(f, transB, "transB");
-    const std::int64_t m = ta == 'N' ? A.extent(0) : A.extent(1);
-    const std::int64_t k = ta == 'N' ? A.extent(1) : A.extent(0);
-    const std::int64_t kb = tb == 'N' ? B.extent(0) : B.extent(1);
-    const std::int64_t n = tb == 'N' ? B.extent(1) : B.extent(0);
-    KOKKOSSKETCH_THROW_IF(kb != k || std::int64_t(C.extent(0)) != m ||
-                              std::int64_t(C.extent(1)) != n,
-                          f, "op(A) is ", m, " x ", k, ", op(B) ", kb, " x ", n, ", C ",
-                          C.extent(0), " x ", C.extent(1));
-    if (m == 0 || n == 0) return;
-    if (k == 0) {
+    const GemmShape g = gemm_shape(f, transA, transB, A, B, C);
+    if (g.m == 0 || g.n == 0) return;
+    if (g.k == 0) {
       Kokkos::deep_copy(m_space, C, 0.0f);
       return;
     }
-    auto lead = [](const auto& v) { return std::max<std::int64_t>(1, std::int64_t(v.stride(1))); };
-    m_backend.gemm_half(m_space, ta, tb, to_lapack_int(f, m, "m"), to_lapack_int(f, n, "n"),
-                        to_lapack_int(f, k, "k"), A.data(), to_lapack_int(f, lead(A), "lda"),
-                        B.data(), to_lapack_int(f, lead(B), "ldb"),
-                        std::is_same<half_t, bf16>::value, C.data(),
-                        to_lapack_int(f, lead(C), "ldc"));
+    m_backend.gemm_half(m_space, g.ta, g.tb, to_lapack_int(f, g.m, "m"),
+                        to_lapack_int(f, g.n, "n"), to_lapack_int(f, g.k, "k"), A.data(),
+                        lead_dim(f, A, "lda"), B.data(), lead_dim(f, B, "ldb"),
+                        std::is_same<half_t, bf16>::value, C.data(), lead_dim(f, C, "ldc"));
   }
 
   /// \brief y = alpha op(A) x + beta y through KokkosBlas::gemv on the plan's instance; with
