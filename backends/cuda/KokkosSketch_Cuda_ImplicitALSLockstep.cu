@@ -45,7 +45,7 @@
 /// Deterministic: every sum has a fixed order, no atomics; results equal the generic
 /// ALSGemmCG to rounding (sums in other orders). Vector loads need k % 4 == 0 and aligned
 /// bases (checked on the host); otherwise the same kernels load element by element. Shared
-/// memory: the staged and tensor-core kernels' rings (dynamic), the block long-row kernel's 8
+/// memory: the staged and tensor-core kernels' rings (dynamic), the long-row kernel's 8
 /// floats of warp partials and, per warp of the tensor-core kernel, k floats and 3 k bfloat16
 /// (static).
 #define KOKKOSSKETCH_NO_KOKKOS  // before any core header: they select their Kokkos-free form
@@ -869,77 +869,10 @@ __device__ __forceinline__ float lk_block_sum(float v, float* s_red) {
   return s;
 }
 
-/// Sum of the slots [s0, s1) of factor f, in slot order (the loads of 8 slots in flight).
-__device__ __forceinline__ float lk_slot_sum(const float* __restrict__ part, std::int64_t k,
-                                             std::int64_t s0, std::int64_t s1, std::int64_t f) {
-  float a = 0.0f;
-#pragma unroll 8
-  for (std::int64_t s = s0; s < s1; ++s) a += part[s * k + f];
-  return a;
-}
-
-/// The long-row kernel above 128 factors (see the file comment): a block per split row,
-/// thread t over the factors t, t + 256, ...; the slots added in slot order by each thread (a
-/// popular item has hundreds of slots: a block keeps 256 independent sums in flight, not 32);
-/// block sums for the dots. (A warp per row was 2.5-3 times slower here at 256 factors: the
-/// rows with the most slots, popular items, then have 32 lanes instead of 256 and set the
-/// kernel's length; runs H200-140 and H200-141.)
-template <bool Residual>
-__global__ void __launch_bounds__(lk_threads) lockstep_long_block_kernel(LockstepProblem pr) {
-  __shared__ float s_red[lk_threads / 32];
-  const std::int64_t k = pr.k;
-  const float* part = pr.part;
-  for (std::int64_t q = blockIdx.x; q < pr.n_long; q += gridDim.x) {
-    const std::int64_t row = __ldg(pr.long_rows + 3 * q), s0 = __ldg(pr.long_rows + 3 * q + 1),
-                       s1 = __ldg(pr.long_rows + 3 * q + 2);
-    const float rs = pr.rs[row];  // uniform over the block
-    if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
-    float* xrow = pr.x + row * k;
-    float* rrow = pr.r + row * k;
-    float* prow = pr.p + row * k;
-    float* drow = pr.d + row * k;
-    if (Residual) {
-      float rr = 0.0f;
-      for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) {
-        const float r = lk_slot_sum(part, k, s0, s1, f) - drow[f];
-        rrow[f] = r;
-        prow[f] = r;
-        rr = fmaf(r, r, rr);
-      }
-      rr = lk_block_sum(rr, s_red);
-      if (threadIdx.x == 0) pr.rs[row] = rr;
-      continue;
-    }
-    float pap = 0.0f;
-    for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) {
-      const float ap = drow[f] + lk_slot_sum(part, k, s0, s1, f);
-      drow[f] = ap;  // Ap, read back below by this thread only
-      pap = fmaf(prow[f], ap, pap);
-    }
-    pap = lk_block_sum(pap, s_red);
-    if (!(pap > 0.0f)) {
-      if (threadIdx.x == 0) pr.rs[row] = 0.0f;
-      continue;
-    }
-    const float alpha = rs / pap;
-    float rr = 0.0f;
-    for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) {
-      xrow[f] = fmaf(alpha, prow[f], xrow[f]);
-      const float r = fmaf(-alpha, drow[f], rrow[f]);
-      rrow[f] = r;
-      rr = fmaf(r, r, rr);
-    }
-    rr = lk_block_sum(rr, s_red);
-    const float beta = rr / rs;
-    for (std::int64_t f = threadIdx.x; f < k; f += lk_threads) prow[f] = fmaf(beta, prow[f], rrow[f]);
-    if (threadIdx.x == 0) pr.rs[row] = rr;
-  }
-}
-
-/// The slot sums of a long row for the factors f_u = f0 + 32 u (u < NF, those below k): acc[u]
-/// = part(s0, f_u) + ... + part(s1 - 1, f_u), added in slot order (the same sum as
-/// lk_slot_sum's); the loads of SU slots of all NF factors are issued before their additions.
-template <int NF, int SU>
+/// The slot sums of a long row for the factors f_u = f0 + T u (u < NF, those below k): acc[u]
+/// = part(s0, f_u) + ... + part(s1 - 1, f_u), added in slot order; the loads of SU slots of
+/// all NF factors are issued before their additions.
+template <int T, int NF, int SU>
 __device__ __forceinline__ void lk_slot_sums(const float* __restrict__ part, std::int64_t k,
                                              std::int64_t s0, std::int64_t s1, std::int64_t f0,
                                              float (&acc)[NF]) {
@@ -952,7 +885,7 @@ __device__ __forceinline__ void lk_slot_sums(const float* __restrict__ part, std
     for (int t = 0; t < SU; ++t)
 #pragma unroll
       for (int u = 0; u < NF; ++u)
-        v[t][u] = f0 + 32 * u < k ? __ldg(part + (s + t) * k + f0 + 32 * u) : 0.0f;
+        v[t][u] = f0 + T * u < k ? __ldg(part + (s + t) * k + f0 + T * u) : 0.0f;
 #pragma unroll
     for (int t = 0; t < SU; ++t)
 #pragma unroll
@@ -961,38 +894,50 @@ __device__ __forceinline__ void lk_slot_sums(const float* __restrict__ part, std
   for (; s < s1; ++s)
 #pragma unroll
     for (int u = 0; u < NF; ++u)
-      if (f0 + 32 * u < k) acc[u] += __ldg(part + s * k + f0 + 32 * u);
+      if (f0 + T * u < k) acc[u] += __ldg(part + s * k + f0 + T * u);
 }
 
-/// The long-row kernel up to 128 factors (see the file comment): a warp per split row, lane l
-/// over the factors l, l + 32, ... (NF of them, the loads of SU slots in flight), each
-/// factor's slots added in slot order; warp butterflies for the dots (the same value in every
-/// lane). (The block per row above 128 factors left three quarters of its threads idle at 64
-/// factors and waited at a block barrier per dot: 40-100 us per pass at MovieLens-20M size
-/// against 15-47 for this kernel, runs H200-139 and H200-140.)
-template <bool Residual, int NF, int SU>
-__global__ void __launch_bounds__(lk_threads) lockstep_long_warp_kernel(LockstepProblem pr) {
+/// Sum over a team of T threads (a warp, or the whole block of lk_threads), the same value in
+/// every thread; every thread of the team must call it.
+template <int T>
+__device__ __forceinline__ float lk_team_sum(float v, float* s_red) {
+  static_assert(T == 32 || T == lk_threads, "a warp or the block");
+  if (T == 32) return lk_warp_sum(v);
+  return lk_block_sum(v, s_red);
+}
+
+/// The long-row kernel (see the file comment): a team of T threads per split row (a warp up
+/// to 128 factors, the block of 256 threads above), thread t over the factors t, t + T, ...
+/// (NF of them at a time, the loads of SU slots in flight), each factor's slots added in slot
+/// order; team sums for the dots. A warp per row at 64 factors: 15-47 us per pass at
+/// MovieLens-20M size against 40-100 for a block, three quarters of whose threads had no
+/// factor (runs H200-139, H200-140); a block per row at 256 factors: 78-122 us per items'
+/// pass against 280-312 for a warp, whose 32 lanes make the rows with the most slots (popular
+/// items) set the kernel's length (H200-140, H200-141).
+template <bool Residual, int T, int NF, int SU>
+__global__ void __launch_bounds__(lk_threads) lockstep_long_kernel(LockstepProblem pr) {
+  __shared__ float s_red[lk_threads / 32];
   const std::int64_t k = pr.k;
   const float* part = pr.part;
-  const int lane = threadIdx.x & 31;
-  const std::int64_t warp0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::int64_t nwarps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
-  for (std::int64_t q = warp0; q < pr.n_long; q += nwarps) {
+  const int t = int(threadIdx.x) % T;
+  const std::int64_t team0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / T;
+  const std::int64_t nteams = std::int64_t(gridDim.x) * blockDim.x / T;
+  for (std::int64_t q = team0; q < pr.n_long; q += nteams) {
     const std::int64_t row = __ldg(pr.long_rows + 3 * q), s0 = __ldg(pr.long_rows + 3 * q + 1),
                        s1 = __ldg(pr.long_rows + 3 * q + 2);
-    const float rs = pr.rs[row];  // uniform over the warp
+    const float rs = pr.rs[row];  // uniform over the team
     if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
     float* xrow = pr.x + row * k;
     float* rrow = pr.r + row * k;
     float* prow = pr.p + row * k;
     float* drow = pr.d + row * k;
     float dot = 0.0f;  // r.r (residual) or p.Ap (step)
-    for (std::int64_t f0 = lane; f0 < k; f0 += 32 * NF) {
+    for (std::int64_t f0 = t; f0 < k; f0 += std::int64_t(T) * NF) {
       float acc[NF];
-      lk_slot_sums<NF, SU>(part, k, s0, s1, f0, acc);
+      lk_slot_sums<T, NF, SU>(part, k, s0, s1, f0, acc);
 #pragma unroll
       for (int u = 0; u < NF; ++u) {
-        const std::int64_t f = f0 + 32 * u;
+        const std::int64_t f = f0 + T * u;
         if (f >= k) break;
         if (Residual) {
           const float r = acc[u] - drow[f];
@@ -1001,32 +946,32 @@ __global__ void __launch_bounds__(lk_threads) lockstep_long_warp_kernel(Lockstep
           dot = fmaf(r, r, dot);
         } else {
           const float ap = drow[f] + acc[u];
-          drow[f] = ap;  // Ap, read back below by this lane only
+          drow[f] = ap;  // Ap, read back below by this thread only
           dot = fmaf(prow[f], ap, dot);
         }
       }
     }
-    dot = lk_warp_sum(dot);
+    dot = lk_team_sum<T>(dot, s_red);
     if (Residual) {
-      if (lane == 0) pr.rs[row] = dot;
+      if (t == 0) pr.rs[row] = dot;
       continue;
     }
     if (!(dot > 0.0f)) {
-      if (lane == 0) pr.rs[row] = 0.0f;
+      if (t == 0) pr.rs[row] = 0.0f;
       continue;
     }
     const float alpha = rs / dot;
     float rr = 0.0f;
-    for (std::int64_t f = lane; f < k; f += 32) {
+    for (std::int64_t f = t; f < k; f += T) {
       xrow[f] = fmaf(alpha, prow[f], xrow[f]);
       const float r = fmaf(-alpha, drow[f], rrow[f]);
       rrow[f] = r;
       rr = fmaf(r, r, rr);
     }
-    rr = lk_warp_sum(rr);
+    rr = lk_team_sum<T>(rr, s_red);
     const float beta = rr / rs;
-    for (std::int64_t f = lane; f < k; f += 32) prow[f] = fmaf(beta, prow[f], rrow[f]);
-    if (lane == 0) pr.rs[row] = rr;
+    for (std::int64_t f = t; f < k; f += T) prow[f] = fmaf(beta, prow[f], rrow[f]);
+    if (t == 0) pr.rs[row] = rr;
   }
 }
 
@@ -1301,13 +1246,15 @@ void launch_tasks_f(const LockstepProblem& pr, bool residual, cudaStream_t strea
   }
 }
 
-template <int NF, int SU>
-void launch_long_warp(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
-  const unsigned blocks = lk_blocks(pr.n_long);  // a warp per row
+template <int T, int NF, int SU>
+void launch_long(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
+  const std::int64_t teams_per_block = lk_threads / T;
+  const unsigned blocks = unsigned(std::max<std::int64_t>(
+      1, std::min((pr.n_long + teams_per_block - 1) / teams_per_block, lk_max_blocks)));
   if (residual) {
-    lockstep_long_warp_kernel<true, NF, SU><<<blocks, lk_threads, 0, stream>>>(pr);
+    lockstep_long_kernel<true, T, NF, SU><<<blocks, lk_threads, 0, stream>>>(pr);
   } else {
-    lockstep_long_warp_kernel<false, NF, SU><<<blocks, lk_threads, 0, stream>>>(pr);
+    lockstep_long_kernel<false, T, NF, SU><<<blocks, lk_threads, 0, stream>>>(pr);
   }
   KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
 }
@@ -1339,17 +1286,11 @@ void phase_typed(const LockstepProblem& pr, LockstepPhase ph, cudaStream_t strea
   }
   if (pr.n_long > 0) {
     if (pr.k <= 64) {
-      launch_long_warp<2, 8>(pr, residual, stream);  // two factors per lane, 8 slots in flight
+      launch_long<32, 2, 8>(pr, residual, stream);  // a warp: two factors per lane
     } else if (pr.k <= 128) {
-      launch_long_warp<4, 4>(pr, residual, stream);
+      launch_long<32, 4, 4>(pr, residual, stream);
     } else {
-      const unsigned blocks = unsigned(std::min(pr.n_long, lk_max_blocks));  // a block per row
-      if (residual) {
-        lockstep_long_block_kernel<true><<<blocks, lk_threads, 0, stream>>>(pr);
-      } else {
-        lockstep_long_block_kernel<false><<<blocks, lk_threads, 0, stream>>>(pr);
-      }
-      KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
+      launch_long<lk_threads, 1, 8>(pr, residual, stream);  // a block: a factor per thread
     }
   }
 }

@@ -542,6 +542,33 @@ TEST(ImplicitALSSegments, TasksCoverEveryNonzero) {
   EXPECT_EQ(Impl::als_segment_bucket(std::int64_t(1) << 40, std::int64_t(1) << 30, 4), 1);
 }
 
+// The graph's split rows (ALSGraph::long_rows, set by als_set_segments from ALSSegments) are
+// the segmentation's split rows, those with the most slots first, ties in the segmentation's
+// order: checked against a stable sort of ALSSegments::long_rows written out here.
+TEST(ImplicitALSSegments, GraphLongRowsLongestFirst) {
+  const std::vector<std::int64_t> len = {300, 5, 129, 1000, 257, 128, 600, 0, 300, 130};
+  std::vector<std::int64_t> rm{0};
+  for (std::int64_t l : len) rm.push_back(rm.back() + l);
+  const std::int64_t n = std::int64_t(len.size()), chunk = 128;
+  const Impl::ALSSegments s = Impl::als_segment_rows(rm.data(), n, chunk, nullptr, 0);
+  const std::size_t nl = s.long_rows.size() / 3;
+  ASSERT_EQ(nl, 7u);  // every row longer than the chunk
+  std::vector<std::array<std::int64_t, 3>> expected;
+  for (std::int64_t want = s.n_slots; want > 0; --want)  // by slot count, then list order
+    for (std::size_t q = 0; q < nl; ++q)
+      if (s.long_rows[3 * q + 2] - s.long_rows[3 * q + 1] == want)
+        expected.push_back({s.long_rows[3 * q], s.long_rows[3 * q + 1], s.long_rows[3 * q + 2]});
+  Impl::ALSGraph<Kokkos::HostSpace> g;
+  g.n_rows = n;
+  Impl::als_set_segments(Kokkos::DefaultHostExecutionSpace(), g, rm.data(), nullptr, chunk, 0);
+  ASSERT_EQ(g.n_long, std::int64_t(nl));
+  ASSERT_EQ(g.long_rows.extent(0), 3 * nl);
+  for (std::size_t q = 0; q < nl; ++q)
+    for (std::size_t c = 0; c < 3; ++c)
+      EXPECT_EQ(g.long_rows(3 * q + c), expected[q][c]) << "split row " << q << ", field " << c;
+  EXPECT_EQ(g.long_rows(0), 3);  // the row of 1000 nonzeros (8 slots) first
+}
+
 // The lockstep CG by nonzero-balanced tasks gives the row-wise lockstep result (ALSGemmCG)
 // to rounding, with tiny chunks so that most rows are split over several tasks (rows of
 // about 12 nonzeros, chunk 3 and 5; also cut at every 7 columns), an empty user and item,

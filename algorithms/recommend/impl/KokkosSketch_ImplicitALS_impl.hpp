@@ -87,7 +87,9 @@ struct ALSGraph {
   /// Tasks of the lockstep CG's nonzero-balanced kernels (ALSSegments: 5 int64 per task;
   /// empty until als_resegment: the plans that run those kernels build them).
   Kokkos::View<std::int64_t*, MemSpace> tasks;
-  /// Rows split over several tasks (ALSSegments: 3 int64 per row).
+  /// Rows split over several tasks (ALSSegments: 3 int64 per row), the rows with the most
+  /// slots first (ties in ALSSegments' order): a kernel with a team per split row then
+  /// starts the longest ones (popular items) in its first wave instead of its last.
   Kokkos::View<std::int64_t*, MemSpace> long_rows;
   std::int64_t n_tasks = 0;  ///< tasks
   std::int64_t n_long = 0;   ///< split rows
@@ -231,8 +233,20 @@ void als_set_segments(const ExecSpace& space, ALSGraph<MemSpace>& g, const std::
   g.long_rows = Kokkos::View<std::int64_t*, MemSpace>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::long_rows"),
       s.long_rows.size());
+  // The split rows with the most slots first (stable: ties keep their order).
+  std::vector<std::int64_t> by_slots(std::size_t(g.n_long));
+  std::iota(by_slots.begin(), by_slots.end(), std::int64_t(0));
+  const auto slots = [&](std::int64_t q) {
+    return s.long_rows[std::size_t(3 * q + 2)] - s.long_rows[std::size_t(3 * q + 1)];
+  };
+  std::stable_sort(by_slots.begin(), by_slots.end(),
+                   [&](std::int64_t a, std::int64_t b) { return slots(a) > slots(b); });
+  std::vector<std::int64_t> long_rows(s.long_rows.size());
+  for (std::size_t q = 0; q < by_slots.size(); ++q)
+    for (std::size_t c = 0; c < 3; ++c)
+      long_rows[3 * q + c] = s.long_rows[std::size_t(3 * by_slots[q]) + c];
   Kokkos::deep_copy(space, g.tasks, hview(s.tasks.data(), s.tasks.size()));
-  Kokkos::deep_copy(space, g.long_rows, hview(s.long_rows.data(), s.long_rows.size()));
+  Kokkos::deep_copy(space, g.long_rows, hview(long_rows.data(), long_rows.size()));
   space.fence();
 }
 
