@@ -686,6 +686,14 @@ class ImplicitALS {
       w.g = fmatrix_t(Kokkos::view_alloc(Kokkos::WithoutInitializing, "KokkosSketch::ImplicitALS::G"),
                       k, k);
     cg::form_g(m_space, pr, w);
+    // The CG iterate in the float factors themselves where the phases allow it and every row
+    // is its own target (no copy in, no copy out); the workspace's x otherwise.
+    Impl::ALSGemmWork<memory_space> wl = w;
+    if constexpr (std::is_same<Storage, float>::value && Impl::als_lockstep_in_place_v<lk>) {
+      if (pr.targets.extent(0) == 0 && lk::segmented(pr) &&
+          std::int64_t(pr.X.extent(0)) == n && pr.X.span_is_contiguous())
+        wl.x = fmatrix_t(pr.X.data(), n, k);
+    }
     // D (n x k, row-major) = S G, i.e. D^T = G^T S^T column-major: G read as column-major is
     // G^T, S^T and D^T are S and D read as column-major k x n.
     ul_t GL(w.g.data(), k, k);
@@ -699,14 +707,14 @@ class ImplicitALS {
         m_la.gemm("N", "N", 1.0f, GL, ST, 0.0f, DT);
       }
     };
-    lk::phase(m_space, pr, w, cg::load);
-    dense(w.x);
-    lk::phase(m_space, pr, w, cg::residual);
+    lk::phase(m_space, pr, wl, cg::load);
+    dense(wl.x);
+    lk::phase(m_space, pr, wl, cg::residual);
     for (int step = 0; step < pr.cg_steps; ++step) {
-      dense(w.p);
-      lk::phase(m_space, pr, w, cg::step);
+      dense(wl.p);
+      lk::phase(m_space, pr, wl, cg::step);
     }
-    lk::phase(m_space, pr, w, cg::store);
+    lk::phase(m_space, pr, wl, cg::store);
   }
 
   /// One solve through the dispatch struct (or the GEMM dense-term path): rows of `g`

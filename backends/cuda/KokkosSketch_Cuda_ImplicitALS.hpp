@@ -86,6 +86,9 @@ struct ALSLockstepApply<Kokkos::Cuda, S> {
   using problem_t = ALSSolveProblem<Kokkos::CudaSpace, S>;
   using work_t = ALSGemmWork<Kokkos::CudaSpace>;
 
+  /// The CG iterate may be the float factors X themselves when every row is its own target
+  /// (ImplicitALS::solve_gemm then passes w.x = X; the load and store phases skip the copies).
+  static constexpr bool x_in_place = true;
   /// Whether the CUDA kernels take k factors.
   static bool handles(std::int64_t k) { return k >= 1 && k <= CudaALS::lockstep_max_factors; }
   /// Whether the phases of `pr` run the CUDA kernels (they read pr.tasks, write w.part).
@@ -125,6 +128,8 @@ struct ALSLockstepApply<Kokkos::Cuda, S> {
     p.n_rows = pr.n_rows;
     p.k = pr.k;
     p.row_prefetch = row_prefetch;
+    p.x_in_place = p.targets == nullptr && p.storage == CudaALS::Storage::f32 &&
+                   static_cast<const void*>(p.x) == p.X;
     CudaALS::lockstep_phase(p, CudaALS::LockstepPhase(ph), space.cuda_stream());
   }
 };

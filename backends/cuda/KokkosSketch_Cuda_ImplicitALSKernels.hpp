@@ -106,6 +106,9 @@ struct LockstepProblem {
   /// above 512 factors (and above 128 for FP16/BF16 rows), 5 from 65 to 128, else 0 (H200,
   /// runs H200-68 to H200-72 of docs/performance.md).
   int row_prefetch = -1;
+  /// x is X itself (float factors, every row its own target): the load phase writes only the
+  /// zeros of the rows without a positive weight, and the store phase does nothing.
+  bool x_in_place = false;
 };
 
 /// Phases of the lockstep CG (the values of ALSGemmCG::Phase).

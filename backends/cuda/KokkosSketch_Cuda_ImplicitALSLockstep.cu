@@ -41,6 +41,9 @@
 /// block finishes the row as above (butterfly or block sums in a fixed order).
 ///
 /// **Load / store**: a warp per row (x = X(target), rs = [a positive weight]; X(target) = x).
+/// With float factors and every row its own target the CG iterates in X itself
+/// (LockstepProblem::x_in_place): the load writes only the zeros of rows without a positive
+/// weight, and there is no store.
 ///
 /// Deterministic: every sum has a fixed order, no atomics; results equal the generic
 /// ALSGemmCG to rounding (sums in other orders). Vector loads need k % 4 == 0 and aligned
@@ -975,8 +978,8 @@ __global__ void __launch_bounds__(lk_threads) lockstep_long_kernel(LockstepProbl
   }
 }
 
-/// Load (Store false): x = X(target) or 0, rs = [a positive weight]; store (Store true):
-/// X(target) = x. A warp per row.
+/// Load (Store false): x = X(target) or 0, rs = [a positive weight] (x in place: only the
+/// zeros); store (Store true): X(target) = x. A warp per row.
 template <Storage S, bool Store>
 __global__ void __launch_bounds__(lk_threads) lockstep_copy_kernel(LockstepProblem pr) {
   using E = LkElem<S>;
@@ -1001,7 +1004,8 @@ __global__ void __launch_bounds__(lk_threads) lockstep_copy_kernel(LockstepProbl
         break;
       }
     any = __any_sync(lk_full, any);
-    for (std::int64_t f = lane; f < k; f += 32) xrow[f] = any ? E::ld1(X + u * k + f) : 0.0f;
+    if (!(pr.x_in_place && any))  // in place, an active row's x already is X(u)
+      for (std::int64_t f = lane; f < k; f += 32) xrow[f] = any ? E::ld1(X + u * k + f) : 0.0f;
     if (lane == 0) pr.rs[row] = any ? 1.0f : 0.0f;
   }
 }
@@ -1267,6 +1271,7 @@ template <Storage S>
 void phase_typed(const LockstepProblem& pr, LockstepPhase ph, cudaStream_t stream) {
   const unsigned row_blocks = lk_blocks(pr.n_rows);
   if (ph == LockstepPhase::load || ph == LockstepPhase::store) {
+    if (ph == LockstepPhase::store && pr.x_in_place) return;  // x is X
     if (ph == LockstepPhase::load) {
       lockstep_copy_kernel<S, false><<<row_blocks, lk_threads, 0, stream>>>(pr);
     } else {

@@ -718,6 +718,17 @@ struct ALSGemmWork {
   Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> part;
 };
 
+/// \brief Whether the lockstep phases `Lk` (a dispatch struct such as ALSLockstepApply) take
+/// the float factors X themselves as the CG iterate x when every row is its own target
+/// (`Lk::x_in_place`; false where the struct does not say).
+template <class Lk, class = void>
+struct als_lockstep_in_place : std::false_type {};
+template <class Lk>
+struct als_lockstep_in_place<Lk, std::void_t<decltype(Lk::x_in_place)>>
+    : std::integral_constant<bool, Lk::x_in_place> {};
+template <class Lk>
+inline constexpr bool als_lockstep_in_place_v = als_lockstep_in_place<Lk>::value;
+
 /// \brief The per-row kernels of the GEMM dense-term path (generic TeamPolicy, a team per
 /// row as ALSSolveGeneric; team size 1 and contiguous loops on host spaces). Between phases
 /// the caller forms D = P G (G = YtY + lambda I) for all rows by one GEMM:
