@@ -594,10 +594,10 @@ class ImplicitALS {
 
   /// G = F^T F (k x k, float) through DenseLA's GEMM on the instance. Half factors go to the
   /// GEMM of 16-bit inputs where the backend has one (cuBLAS: exact products, FP32 sums, no
-  /// float copy), otherwise through a float copy. `solve`: the Gram matrix of a solve (YtY),
-  /// for float factors on TF32 units where the solves' dense term is (tf32_dense_term()); the
-  /// loss's Gram matrices stay FP32.
-  void gram(const factor_view& F, const fmatrix_t& G, bool solve = false) {
+  /// float copy), otherwise through a float copy. `for_solve`: the Gram matrix of a solve
+  /// (YtY), for float factors on TF32 units where the solves' dense term is
+  /// (tf32_dense_term()); the loss's Gram matrices stay FP32.
+  void gram(const factor_view& F, const fmatrix_t& G, bool for_solve = false) {
     const std::int64_t rows = F.extent(0), k = factors();
     if (rows == 0) {
       Kokkos::deep_copy(m_space, G, 0.0f);
@@ -614,7 +614,7 @@ class ImplicitALS {
     }
     const float* src = float_data(F);
     ul_t Ft(const_cast<float*>(src), k, rows);  // F row-major = F^T column-major
-    if (solve && tf32_dense_term()) {
+    if (for_solve && tf32_dense_term()) {
       m_la.gemm_tf32("N", "T", Ft, Ft, GL);
     } else {
       m_la.gemm("N", "T", 1.0f, Ft, Ft, 0.0f, GL);
