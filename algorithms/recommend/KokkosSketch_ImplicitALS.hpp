@@ -712,7 +712,7 @@ class ImplicitALS {
     lk::phase(m_space, pr, wl, cg::residual);
     for (int step = 0; step < pr.cg_steps; ++step) {
       dense(wl.p);
-      lk::phase(m_space, pr, wl, cg::step);
+      lk::phase(m_space, pr, wl, step + 1 < pr.cg_steps ? cg::step : cg::last_step);
     }
     lk::phase(m_space, pr, wl, cg::store);
   }
@@ -739,6 +739,7 @@ class ImplicitALS {
     pr.long_rows = g.long_rows;
     pr.n_tasks = g.n_tasks;
     pr.n_long = g.n_long;
+    pr.n_long_heavy = g.n_long_heavy;
     pr.n_slots = g.n_slots;
     if (uses_gemm_dense_term()) {
       solve_gemm<Lockstep>(pr);

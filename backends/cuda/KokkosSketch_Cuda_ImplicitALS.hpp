@@ -125,6 +125,7 @@ struct ALSLockstepApply<Kokkos::Cuda, S> {
     p.long_rows = pr.n_long > 0 ? pr.long_rows.data() : nullptr;
     p.n_tasks = pr.n_tasks;
     p.n_long = pr.n_long;
+    p.n_long_heavy = pr.n_long_heavy;
     p.n_rows = pr.n_rows;
     p.k = pr.k;
     p.row_prefetch = row_prefetch;

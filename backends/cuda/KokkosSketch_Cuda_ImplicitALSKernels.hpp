@@ -89,6 +89,7 @@ struct LockstepProblem {
   const std::int64_t* long_rows = nullptr;  ///< 3 int64 per split row
   std::int64_t n_tasks = 0;                 ///< tasks
   std::int64_t n_long = 0;                  ///< split rows
+  std::int64_t n_long_heavy = 0;            ///< the first split rows, with the most slots
   std::int64_t n_rows = 0;                  ///< CSR rows
   std::int64_t k = 0;                       ///< factors
   /// Task kernel's row gathers: 0 each trip's rows at its start; 1 the next trip's rows
@@ -109,10 +110,12 @@ struct LockstepProblem {
   /// x is X itself (float factors, every row its own target): the load phase writes only the
   /// zeros of the rows without a positive weight, and the store phase does nothing.
   bool x_in_place = false;
+  /// Set by lockstep_phase for LockstepPhase::last_step: the step updates x only.
+  bool last_step = false;
 };
 
 /// Phases of the lockstep CG (the values of ALSGemmCG::Phase).
-enum class LockstepPhase { load = 0, residual = 1, step = 2, store = 3 };
+enum class LockstepPhase { load = 0, residual = 1, step = 2, store = 3, last_step = 4 };
 
 /// Largest factor count of the lockstep kernels (8 float4 registers per lane and vector).
 constexpr std::int64_t lockstep_max_factors = 1024;
@@ -124,6 +127,8 @@ constexpr std::int64_t lockstep_max_factors = 1024;
 /// - step (after D = P G): for active rows (rs > 1e-30) Ap = D + sum_i (c_i - 1)(y_i.p) y_i,
 ///   then alpha = rs / p.Ap (rs = 0 and no update when p.Ap <= 0), x += alpha p,
 ///   r -= alpha Ap, rs' = r.r, p = r + (rs' / rs) p, rs = rs';
+/// - last_step: the step's Ap, alpha and x += alpha p only (r, p and rs are not read again
+///   before the next load: the last CG step of a solve neither reads nor writes them);
 /// - store: X(target) = x rounded to the storage.
 /// \throws Error (KOKKOSSKETCH_CHECK_CUDA) if a launch fails; Error if k is out of range
 void lockstep_phase(const LockstepProblem& prob, LockstepPhase phase, cudaStream_t stream);

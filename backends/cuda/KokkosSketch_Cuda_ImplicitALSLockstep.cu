@@ -35,10 +35,12 @@
 /// float operand (v, then the weights) split into three bfloat16 terms, so every product is
 /// exact and the sums are FP32 (see lockstep_mma_kernel).
 ///
-/// **Long-row kernel** (after the task kernel): a warp per split row up to 128 factors, a
-/// block per split row above; each thread adds the slots of its factors in slot order (a
-/// popular item has hundreds of slots: the loads of several slots in flight) and the warp or
-/// block finishes the row as above (butterfly or block sums in a fixed order).
+/// **Long-row kernel** (after the task kernel): a warp per split row up to 128 factors; at
+/// 129-256 a block per heavy split row (more than 32 slots) and a warp per other one; a block
+/// per split row above. Each thread adds the slots of its factors in slot order (a popular
+/// item has hundreds of slots: the loads of several slots in flight) and the warp or block
+/// finishes the row as above (butterfly or block sums in a fixed order). The last CG step of a
+/// solve (LockstepPhase::last_step) updates x only, here and in the task kernels.
 ///
 /// **Load / store**: a warp per row (x = X(target), rs = [a positive weight]; X(target) = x).
 /// With float factors and every row its own target the CG iterates in X itself
@@ -214,7 +216,8 @@ __device__ __forceinline__ void lk_row_vectors(const LockstepProblem& pr, std::i
 /// row writes its partial sum to its slot, or group 0 finishes a whole row in place (the
 /// other groups load nothing and only take part in the shuffles; the branch values are
 /// broadcast from lane 0): residual r = acc - D, p = r, rs = r.r; step Ap = D + acc,
-/// alpha = rs / p.Ap, x += alpha p, r -= alpha Ap, p = r + beta p, rs = r.r.
+/// alpha = rs / p.Ap, x += alpha p, r -= alpha Ap, p = r + beta p, rs = r.r (the last step:
+/// x += alpha p only).
 template <int F4, int G, bool Vec, bool Residual>
 __device__ __forceinline__ void lk_finish(const LockstepProblem& pr, std::int64_t row,
                                           std::int64_t slot, float rs, const float4 (&v)[F4],
@@ -285,6 +288,15 @@ __device__ __forceinline__ void lk_finish(const LockstepProblem& pr, std::int64_
     return;
   }
   const float alpha = rs / pap;
+  if (pr.last_step) {  // x only: r, p and rs are not read again
+#pragma unroll
+    for (int j = 0; j < F4; ++j) {
+      const int c = gl + G * j;
+      if (writer && c < k4)
+        lk_stw<Vec>(xrow, c, k, lk_axpy4(alpha, v[j], lk_ldw<Vec>(xrow, c, k)));
+    }
+    return;
+  }
   float4 rn[F4];
   float rr = 0.0f;
 #pragma unroll
@@ -873,31 +885,42 @@ __device__ __forceinline__ float lk_block_sum(float v, float* s_red) {
 }
 
 /// The slot sums of a long row for the factors f_u = f0 + T u (u < NF, those below k): acc[u]
-/// = part(s0, f_u) + ... + part(s1 - 1, f_u), added in slot order; the loads of SU slots of
-/// all NF factors are issued before their additions.
-template <int T, int NF, int SU>
+/// = part(s0, f_u) + ... + part(s1 - 1, f_u), added in slot order. Full rounds of SUd slots
+/// while they last (the loads of a round, NF SUd per thread, issued before its additions: a
+/// popular item's hundreds of slots are a chain of round trips), then predicated rounds of
+/// SUs (fewer instructions for the few slots that most split rows have).
+template <int T, int NF, int SUd, int SUs>
 __device__ __forceinline__ void lk_slot_sums(const float* __restrict__ part, std::int64_t k,
                                              std::int64_t s0, std::int64_t s1, std::int64_t f0,
                                              float (&acc)[NF]) {
 #pragma unroll
   for (int u = 0; u < NF; ++u) acc[u] = 0.0f;
   std::int64_t s = s0;
-  for (; s + SU <= s1; s += SU) {
-    float v[SU][NF];
+  for (; s + SUd <= s1; s += SUd) {  // uniform over the team
+    float v[SUd][NF];
 #pragma unroll
-    for (int t = 0; t < SU; ++t)
+    for (int t = 0; t < SUd; ++t)
 #pragma unroll
       for (int u = 0; u < NF; ++u)
         v[t][u] = f0 + T * u < k ? __ldg(part + (s + t) * k + f0 + T * u) : 0.0f;
 #pragma unroll
-    for (int t = 0; t < SU; ++t)
+    for (int t = 0; t < SUd; ++t)
 #pragma unroll
       for (int u = 0; u < NF; ++u) acc[u] += v[t][u];
   }
-  for (; s < s1; ++s)
+  for (; s < s1; s += SUs) {
+    float v[SUs][NF];
 #pragma unroll
-    for (int u = 0; u < NF; ++u)
-      if (f0 + T * u < k) acc[u] += __ldg(part + s * k + f0 + T * u);
+    for (int t = 0; t < SUs; ++t)
+#pragma unroll
+      for (int u = 0; u < NF; ++u)
+        v[t][u] = s + t < s1 && f0 + T * u < k ? __ldg(part + (s + t) * k + f0 + T * u) : 0.0f;
+#pragma unroll
+    for (int t = 0; t < SUs; ++t)
+      if (s + t < s1)
+#pragma unroll
+        for (int u = 0; u < NF; ++u) acc[u] += v[t][u];
+  }
 }
 
 /// Sum over a team of T threads (a warp, or the whole block of lk_threads), the same value in
@@ -909,73 +932,111 @@ __device__ __forceinline__ float lk_team_sum(float v, float* s_red) {
   return lk_block_sum(v, s_red);
 }
 
-/// The long-row kernel (see the file comment): a team of T threads per split row (a warp up
-/// to 128 factors, the block of 256 threads above), thread t over the factors t, t + T, ...
-/// (NF of them at a time, the loads of SU slots in flight), each factor's slots added in slot
-/// order; team sums for the dots. A warp per row at 64 factors: 15-47 us per pass at
-/// MovieLens-20M size against 40-100 for a block, three quarters of whose threads had no
-/// factor (runs H200-139, H200-140); a block per row at 256 factors: 78-122 us per items'
-/// pass against 280-312 for a warp, whose 32 lanes make the rows with the most slots (popular
-/// items) set the kernel's length (H200-140, H200-141).
-template <bool Residual, int T, int NF, int SU>
-__global__ void __launch_bounds__(lk_threads) lockstep_long_kernel(LockstepProblem pr) {
-  __shared__ float s_red[lk_threads / 32];
+/// One split row's finish by a team of T threads (a warp, or the block of lk_threads; every
+/// thread of the team calls it), thread t holding the factors t + T u, u < NF, with T NF >= k
+/// (one pass over the factors: the row's D, p, x and r are loaded before the slot sums, and
+/// Ap, p and r stay in registers); each factor's slots added in slot order (lk_slot_sums,
+/// rounds of SUd then SUs); team sums for the dots.
+template <bool Residual, int T, int NF, int SUd, int SUs>
+__device__ __forceinline__ void lk_long_row(const LockstepProblem& pr, std::int64_t q, int t,
+                                            float* s_red) {
   const std::int64_t k = pr.k;
-  const float* part = pr.part;
-  const int t = int(threadIdx.x) % T;
-  const std::int64_t team0 = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / T;
-  const std::int64_t nteams = std::int64_t(gridDim.x) * blockDim.x / T;
-  for (std::int64_t q = team0; q < pr.n_long; q += nteams) {
-    const std::int64_t row = __ldg(pr.long_rows + 3 * q), s0 = __ldg(pr.long_rows + 3 * q + 1),
-                       s1 = __ldg(pr.long_rows + 3 * q + 2);
-    const float rs = pr.rs[row];  // uniform over the team
-    if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) continue;
-    float* xrow = pr.x + row * k;
-    float* rrow = pr.r + row * k;
-    float* prow = pr.p + row * k;
-    float* drow = pr.d + row * k;
-    float dot = 0.0f;  // r.r (residual) or p.Ap (step)
-    for (std::int64_t f0 = t; f0 < k; f0 += std::int64_t(T) * NF) {
-      float acc[NF];
-      lk_slot_sums<T, NF, SU>(part, k, s0, s1, f0, acc);
+  const bool last = !Residual && pr.last_step;
+  const std::int64_t row = __ldg(pr.long_rows + 3 * q), s0 = __ldg(pr.long_rows + 3 * q + 1),
+                     s1 = __ldg(pr.long_rows + 3 * q + 2);
+  const float rs = pr.rs[row];  // uniform over the team
+  if (Residual ? !(rs > 0.0f) : !(rs > lk_tiny)) return;
+  float* xrow = pr.x + row * k;
+  float* rrow = pr.r + row * k;
+  float* prow = pr.p + row * k;
+  const float* drow = pr.d + row * k;
+  // The row's own vectors first: their loads overlap the slot sums'.
+  float d[NF], pv[NF], xv[NF], rv[NF];
 #pragma unroll
-      for (int u = 0; u < NF; ++u) {
-        const std::int64_t f = f0 + T * u;
-        if (f >= k) break;
-        if (Residual) {
-          const float r = acc[u] - drow[f];
-          rrow[f] = r;
-          prow[f] = r;
-          dot = fmaf(r, r, dot);
-        } else {
-          const float ap = drow[f] + acc[u];
-          drow[f] = ap;  // Ap, read back below by this thread only
-          dot = fmaf(prow[f], ap, dot);
-        }
-      }
-    }
-    dot = lk_team_sum<T>(dot, s_red);
-    if (Residual) {
-      if (t == 0) pr.rs[row] = dot;
-      continue;
-    }
-    if (!(dot > 0.0f)) {
-      if (t == 0) pr.rs[row] = 0.0f;
-      continue;
-    }
-    const float alpha = rs / dot;
-    float rr = 0.0f;
-    for (std::int64_t f = t; f < k; f += T) {
-      xrow[f] = fmaf(alpha, prow[f], xrow[f]);
-      const float r = fmaf(-alpha, drow[f], rrow[f]);
-      rrow[f] = r;
-      rr = fmaf(r, r, rr);
-    }
-    rr = lk_team_sum<T>(rr, s_red);
-    const float beta = rr / rs;
-    for (std::int64_t f = t; f < k; f += T) prow[f] = fmaf(beta, prow[f], rrow[f]);
-    if (t == 0) pr.rs[row] = rr;
+  for (int u = 0; u < NF; ++u) {
+    const std::int64_t f = t + std::int64_t(T) * u;
+    const bool in = f < k;
+    d[u] = in ? drow[f] : 0.0f;
+    pv[u] = !Residual && in ? prow[f] : 0.0f;
+    xv[u] = !Residual && in ? xrow[f] : 0.0f;
+    rv[u] = !Residual && !last && in ? rrow[f] : 0.0f;
   }
+  float acc[NF];
+  lk_slot_sums<T, NF, SUd, SUs>(pr.part, k, s0, s1, t, acc);
+  float dot = 0.0f;  // r.r (residual) or p.Ap (step)
+#pragma unroll
+  for (int u = 0; u < NF; ++u) {
+    const std::int64_t f = t + std::int64_t(T) * u;
+    if (f >= k) break;
+    if (Residual) {
+      const float r = acc[u] - d[u];
+      rrow[f] = r;
+      prow[f] = r;
+      dot = fmaf(r, r, dot);
+    } else {
+      d[u] += acc[u];  // Ap
+      dot = fmaf(pv[u], d[u], dot);
+    }
+  }
+  dot = lk_team_sum<T>(dot, s_red);
+  if (Residual) {
+    if (t == 0) pr.rs[row] = dot;
+    return;
+  }
+  if (!(dot > 0.0f)) {
+    if (t == 0) pr.rs[row] = 0.0f;
+    return;
+  }
+  const float alpha = rs / dot;
+  float rr = 0.0f;
+#pragma unroll
+  for (int u = 0; u < NF; ++u) {
+    const std::int64_t f = t + std::int64_t(T) * u;
+    if (f >= k) break;
+    xrow[f] = fmaf(alpha, pv[u], xv[u]);
+    if (last) continue;  // x only: r, p and rs are not read again
+    rv[u] = fmaf(-alpha, d[u], rv[u]);
+    rrow[f] = rv[u];
+    rr = fmaf(rv[u], rv[u], rr);
+  }
+  if (last) return;  // uniform over the team
+  rr = lk_team_sum<T>(rr, s_red);
+  const float beta = rr / rs;
+#pragma unroll
+  for (int u = 0; u < NF; ++u) {
+    const std::int64_t f = t + std::int64_t(T) * u;
+    if (f < k) prow[f] = fmaf(beta, pv[u], rv[u]);
+  }
+  if (t == 0) pr.rs[row] = rr;
+}
+
+/// The long-row kernel (see the file comment): the first `heavy_blocks` blocks take the
+/// heavy split rows (pr.n_long_heavy, the ones with the most slots), a block of lk_threads
+/// per row (NFb factors per thread, slot rounds of SUdb then SUsb: lk_slot_sums); the other
+/// blocks the rest, a warp per row (NFw factors per lane, rounds of SUdw then SUsw). A warp
+/// per row holds 8 times more rows in flight than a block, and most split rows have a few
+/// slots; the rows with hundreds (popular items) would make a warp's chain of slot loads the
+/// kernel's length. Measured at
+/// MovieLens-20M size: a warp per row at 64 factors 15-47 us per pass against 40-100 for a
+/// block, three quarters of whose threads had no factor (runs H200-139, H200-140); at 256
+/// factors a warp for every row 280-312 us per items' pass against 78-122 for a block
+/// (H200-140, H200-141). NFb = 0: warps only (heavy_blocks must be 0).
+template <bool Residual, int NFw, int SUdw, int SUsw, int NFb, int SUdb, int SUsb>
+__global__ void __launch_bounds__(lk_threads)
+    lockstep_long_kernel(LockstepProblem pr, unsigned heavy_blocks) {
+  if constexpr (NFb > 0) {
+    __shared__ float s_red[lk_threads / 32];
+    if (blockIdx.x < heavy_blocks) {  // uniform over the block
+      for (std::int64_t q = blockIdx.x; q < pr.n_long_heavy; q += heavy_blocks)
+        lk_long_row<Residual, lk_threads, NFb, SUdb, SUsb>(pr, q, int(threadIdx.x), s_red);
+      return;
+    }
+  }
+  constexpr int per_block = lk_threads / 32;
+  const std::int64_t w0 = std::int64_t(blockIdx.x - heavy_blocks) * per_block + threadIdx.x / 32;
+  const std::int64_t nw = std::int64_t(gridDim.x - heavy_blocks) * per_block;
+  for (std::int64_t q = pr.n_long_heavy + w0; q < pr.n_long; q += nw)
+    lk_long_row<Residual, 32, NFw, SUdw, SUsw>(pr, q, int(threadIdx.x % 32), nullptr);
 }
 
 /// Load (Store false): x = X(target) or 0, rs = [a positive weight] (x in place: only the
@@ -1250,15 +1311,30 @@ void launch_tasks_f(const LockstepProblem& pr, bool residual, cudaStream_t strea
   }
 }
 
-template <int T, int NF, int SU>
-void launch_long(const LockstepProblem& pr, bool residual, cudaStream_t stream) {
-  const std::int64_t teams_per_block = lk_threads / T;
-  const unsigned blocks = unsigned(std::max<std::int64_t>(
-      1, std::min((pr.n_long + teams_per_block - 1) / teams_per_block, lk_max_blocks)));
+/// Launches the long-row kernel (its template arguments: lockstep_long_kernel's): a
+/// block for each of the first pr.n_long_heavy split rows and a warp for the others; with
+/// `heavy` false a warp for every split row (pr.n_long_heavy = pr.n_long: a block for every
+/// one).
+template <int NFw, int SUdw, int SUsw, int NFb, int SUdb, int SUsb>
+void launch_long(LockstepProblem pr, bool residual, bool heavy, cudaStream_t stream) {
+  if (!heavy || NFb == 0) pr.n_long_heavy = 0;
+  KOKKOSSKETCH_THROW_IF((pr.n_long_heavy < pr.n_long && pr.k > 32 * NFw) ||
+                            (pr.n_long_heavy > 0 && pr.k > std::int64_t(lk_threads) * NFb),
+                        "ImplicitALS", "the long-row kernel takes one pass over at most ",
+                        32 * NFw, " factors per warp and ", lk_threads * NFb,
+                        " per block, not ", pr.k);
+  const std::int64_t n_light = pr.n_long - pr.n_long_heavy, per_block = lk_threads / 32;
+  const unsigned heavy_blocks = unsigned(std::min(pr.n_long_heavy, lk_max_blocks / 2));
+  const unsigned light_blocks =
+      unsigned(std::min((n_light + per_block - 1) / per_block, lk_max_blocks / 2));
+  const unsigned blocks = heavy_blocks + light_blocks;
+  if (blocks == 0) return;
   if (residual) {
-    lockstep_long_kernel<true, T, NF, SU><<<blocks, lk_threads, 0, stream>>>(pr);
+    lockstep_long_kernel<true, NFw, SUdw, SUsw, NFb, SUdb, SUsb>
+        <<<blocks, lk_threads, 0, stream>>>(pr, heavy_blocks);
   } else {
-    lockstep_long_kernel<false, T, NF, SU><<<blocks, lk_threads, 0, stream>>>(pr);
+    lockstep_long_kernel<false, NFw, SUdw, SUsw, NFb, SUdb, SUsb>
+        <<<blocks, lk_threads, 0, stream>>>(pr, heavy_blocks);
   }
   KOKKOSSKETCH_CHECK_CUDA(cudaGetLastError());
 }
@@ -1268,7 +1344,9 @@ bool lk_aligned(const void* p, int bytes) {
 }
 
 template <Storage S>
-void phase_typed(const LockstepProblem& pr, LockstepPhase ph, cudaStream_t stream) {
+void phase_typed(const LockstepProblem& prob, LockstepPhase ph, cudaStream_t stream) {
+  LockstepProblem pr = prob;
+  pr.last_step = ph == LockstepPhase::last_step;
   const unsigned row_blocks = lk_blocks(pr.n_rows);
   if (ph == LockstepPhase::load || ph == LockstepPhase::store) {
     if (ph == LockstepPhase::store && pr.x_in_place) return;  // x is X
@@ -1290,12 +1368,25 @@ void phase_typed(const LockstepProblem& pr, LockstepPhase ph, cudaStream_t strea
     launch_tasks_f<S, false>(pr, residual, stream);
   }
   if (pr.n_long > 0) {
+    // A warp per row up to 128 factors; at 129-256 a block for the heavy rows (more than
+    // als_long_heavy_slots slots) and a warp for the others; above, a block per row. Slot
+    // rounds: 16 loads in flight per thread while full rounds last, then 4 to 8 (one round of
+    // 16 or 32 predicated loads for every row was slower, run H200-147; 8 for every row made
+    // the popular items' chains twice as long at 64 and 128 factors, run H200-149).
     if (pr.k <= 64) {
-      launch_long<32, 2, 8>(pr, residual, stream);  // a warp: two factors per lane
+      launch_long<2, 8, 2, 0, 0, 0>(pr, residual, false, stream);
     } else if (pr.k <= 128) {
-      launch_long<32, 4, 4>(pr, residual, stream);
+      launch_long<4, 4, 1, 0, 0, 0>(pr, residual, false, stream);
+    } else if (pr.k <= lk_threads) {
+      launch_long<8, 2, 1, 1, 16, 4>(pr, residual, true, stream);
     } else {
-      launch_long<lk_threads, 1, 8>(pr, residual, stream);  // a block: a factor per thread
+      LockstepProblem all = pr;  // every split row a block
+      all.n_long_heavy = all.n_long;
+      if (pr.k <= 2 * lk_threads) {
+        launch_long<8, 2, 1, 2, 8, 2>(all, residual, true, stream);
+      } else {
+        launch_long<8, 2, 1, 4, 4, 1>(all, residual, true, stream);  // up to 1024 factors
+      }
     }
   }
 }

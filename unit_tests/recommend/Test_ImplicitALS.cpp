@@ -571,16 +571,34 @@ TEST(ImplicitALSSegments, GraphLongRowsLongestFirst) {
 
 // The lockstep CG by nonzero-balanced tasks gives the row-wise lockstep result (ALSGemmCG)
 // to rounding, with tiny chunks so that most rows are split over several tasks (rows of
-// about 12 nonzeros, chunk 3 and 5; also cut at every 7 columns), an empty user and item,
-// a user whose interactions are all 0 (entries without preference), k = 1 (one float per
-// row), 7 and 33 (not multiples of 4), 12 and 64 (several lane groups per warp), 256, 300,
-// 999, 1024 and 1025: the generic mirror (ALSLockstepSegmentedApply) and the
-// dispatched phases (ALSLockstepApply: the CUDA kernels on Cuda, k <= 1024) against the
-// generic row-wise phases, after two iterations of 3 CG steps. Float sums in other orders:
-// relative difference <= 1e-4 (FP16 storage: 5e-3). Deterministic data.
+// about 12 nonzeros, chunk 1, 3 and 5; also cut at every 7 columns), an empty user and item,
+// a user whose interactions are all 0 (entries without preference), a user who rated every
+// item but the empty one (39 slots at chunk 1: more than one round of the CUDA long-row
+// kernel's slot loads at every factor count), k = 1 (one float per row), 7 and 33 (not
+// multiples of 4), 12 and 64 (several lane groups per warp), 256, 300, 999, 1024 and 1025:
+// the generic mirror (ALSLockstepSegmentedApply) and the dispatched phases
+// (ALSLockstepApply: the CUDA kernels on Cuda, k <= 1024) against the generic row-wise
+// phases, after two iterations of 3 CG steps. Float sums in other orders: relative
+// difference <= 1e-4 (FP16 storage: 5e-3). Deterministic data.
 TYPED_TEST(ImplicitALSTest, SegmentedLockstepMatchesRowWise) {
   using Space = TypeParam;
-  HostCsr h = random_csr(30, 40, 0.3, 41, /*empty_row=*/2, /*empty_col=*/6);
+  const HostCsr h0 = random_csr(30, 40, 0.3, 41, /*empty_row=*/2, /*empty_col=*/6);
+  HostCsr h = h0;  // user 0 rates every item but item 6
+  h.cols_of.clear();
+  h.vals.clear();
+  h.row_map = {0};
+  for (std::int64_t u = 0; u < h0.rows; ++u) {
+    for (std::int64_t i = 0; i < h0.cols; ++i) {
+      if (u != 0 || i == 6) continue;
+      h.cols_of.push_back(i);
+      h.vals.push_back(double(1 + i % 5));
+    }
+    for (std::int64_t t = h0.row_map[u]; u != 0 && t < h0.row_map[u + 1]; ++t) {
+      h.cols_of.push_back(h0.cols_of[t]);
+      h.vals.push_back(h0.vals[t]);
+    }
+    h.row_map.push_back(std::int64_t(h.cols_of.size()));
+  }
   for (std::int64_t t = h.row_map[5]; t < h.row_map[6]; ++t) h.vals[t] = 0.0;  // no preference
   const auto C = to_crs<Space>(h);
   auto run = [&](auto storage, std::int64_t k, double tol) {
@@ -597,8 +615,8 @@ TYPED_TEST(ImplicitALSTest, SegmentedLockstepMatchesRowWise) {
     Impl::ALSPlanAccess::iterate_lockstep<Impl::ALSLockstepGenericApply>(ref, 2);
     const auto xr = host_factors(ref.user_factors()), yr = host_factors(ref.item_factors());
     // (chunk, column bucket): split rows, split rows cut at every 7 columns, the defaults
-    std::vector<std::pair<std::int64_t, std::int64_t>> cuts = {{3, 0}, {5, 7}, {128, 0}};
-    if (k > 33) cuts = {{3, 7}, {128, 0}};
+    std::vector<std::pair<std::int64_t, std::int64_t>> cuts = {{1, 0}, {3, 0}, {5, 7}, {128, 0}};
+    if (k > 33) cuts = {{1, 0}, {3, 7}, {128, 0}};
     for (const auto& cut : cuts) {
       const std::int64_t chunk = cut.first, bucket = cut.second;
       SCOPED_TRACE("factors = " + std::to_string(k) + ", chunk = " + std::to_string(chunk) +

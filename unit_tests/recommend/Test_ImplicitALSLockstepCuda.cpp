@@ -7,7 +7,8 @@
 // and a step (Ap = D + sum_i (c_i - 1)(y_i.p) y_i, then the CG update), with rows packed into
 // one task, an empty row, a row split into two segments (slots and the long-row kernel), a
 // nonzero of weight 0 and an inactive row; BF16 rows at k = 32, 96 and 256 (the tensor-core
-// kernel's sizes) and FP32 rows at k = 64 and 256. D is (Y^T Y + lambda I) v, so p.Ap > 0.
+// kernel's sizes) and FP32 rows at k = 64 and 256; the split row also as a heavy one (a block
+// of the long-row kernel), and the last step (x only). D is (Y^T Y + lambda I) v, so p.Ap > 0.
 #include <KokkosSketch.hpp>
 #include <KokkosSketch_Half.hpp>
 #include <KokkosSketch_TestUtils.hpp>
@@ -170,9 +171,14 @@ double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
   return s > 0.0 ? e / s : e;
 }
 
-void check_phase(std::int64_t k, bool bf16_rows, bool residual, int mode) {
+/// `heavy`: the split row is one of LockstepProblem::n_long_heavy (a block of the long-row
+/// kernel at 129-256 factors); `last`: the step is LockstepPhase::last_step (x only: r, p and
+/// rs must come back untouched).
+void check_phase(std::int64_t k, bool bf16_rows, bool residual, int mode, bool heavy = false,
+                 bool last = false) {
   SCOPED_TRACE("k = " + std::to_string(k) + (bf16_rows ? ", BF16 rows" : ", FP32 rows") +
-               (residual ? ", residual" : ", step") + ", mode " + std::to_string(mode));
+               (residual ? ", residual" : (last ? ", last step" : ", step")) + ", mode " +
+               std::to_string(mode) + (heavy ? ", heavy split row" : ""));
   const LockstepCase c = make_case(k, bf16_rows, residual, 1234u + unsigned(k));
   const Reference ref = reference(c, residual);
   using TestUtil::vec_view;
@@ -206,11 +212,14 @@ void check_phase(std::int64_t k, bool bf16_rows, bool residual, int mode) {
   pr.long_rows = long_rows.data();
   pr.n_tasks = 4;
   pr.n_long = 1;
+  pr.n_long_heavy = heavy ? 1 : 0;
   pr.n_rows = c.rows;
   pr.k = k;
   pr.row_prefetch = mode;
   Kokkos::Cuda space;
-  CA::lockstep_phase(pr, residual ? CA::LockstepPhase::residual : CA::LockstepPhase::step,
+  CA::lockstep_phase(pr,
+                     residual ? CA::LockstepPhase::residual
+                              : (last ? CA::LockstepPhase::last_step : CA::LockstepPhase::step),
                      space.cuda_stream());
   space.fence();
   const auto xo = TestUtil::host_vector(x), ro = TestUtil::host_vector(r),
@@ -219,6 +228,15 @@ void check_phase(std::int64_t k, bool bf16_rows, bool residual, int mode) {
   // vectors' scale, far below one bfloat16 term (2^-9 relative).
   const double tol = 2e-5;
   EXPECT_LT(rel_err(xo, ref.x), tol);
+  if (last) {  // r, p and rs as they were
+    const auto as_double = [](const std::vector<float>& v) {
+      return std::vector<double>(v.begin(), v.end());
+    };
+    EXPECT_EQ(ro, as_double(c.r));
+    EXPECT_EQ(po, as_double(c.p));
+    EXPECT_EQ(rso, as_double(c.rs));
+    return;
+  }
   EXPECT_LT(rel_err(ro, ref.r), tol);
   EXPECT_LT(rel_err(po, ref.p), tol);
   for (std::int64_t row = 0; row < c.rows; ++row)
@@ -233,6 +251,15 @@ TEST(ImplicitALSLockstepCuda, PhasesAgainstHostDefinitionEveryMode) {
       for (int mode : {-1, 0, 4, 5, 6}) check_phase(k, true, residual, mode);
     for (std::int64_t k : {64, 256})
       for (int mode : {-1, 0, 1, 2, 3, 4, 5, 6}) check_phase(k, false, residual, mode);
+    // The long-row kernel's block team (a heavy split row at 129-256 factors; a warp at 64
+    // whatever n_long_heavy says) and the last step, with the default task kernel.
+    for (std::int64_t k : {64, 256}) {
+      check_phase(k, false, residual, -1, true);
+      if (!residual) {
+        check_phase(k, false, false, -1, false, true);
+        check_phase(k, false, false, -1, true, true);
+      }
+    }
   }
 }
 

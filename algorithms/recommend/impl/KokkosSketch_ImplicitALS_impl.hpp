@@ -93,6 +93,8 @@ struct ALSGraph {
   Kokkos::View<std::int64_t*, MemSpace> long_rows;
   std::int64_t n_tasks = 0;  ///< tasks
   std::int64_t n_long = 0;   ///< split rows
+  /// The split rows with more than als_long_heavy_slots slots: the first ones of long_rows.
+  std::int64_t n_long_heavy = 0;
   std::int64_t n_slots = 0;  ///< partial sums of the split rows' segments
   std::int64_t n_rows = 0;                        ///< rows
   std::int64_t n_cols = 0;                        ///< columns
@@ -108,6 +110,9 @@ inline constexpr std::int64_t als_segment_nnz = 128;
 /// What one row costs a packed task besides its nonzeros, in nonzeros (the load of the row's
 /// CG vector and the write of its update are about 3 row transfers, like 3 gathers).
 inline constexpr std::int64_t als_segment_row_cost = 4;
+/// Split rows with more slots than this are "heavy" (ALSGraph::n_long_heavy): the CUDA
+/// long-row kernel gives them a block of threads and the others a warp at 129-256 factors.
+inline constexpr std::int64_t als_long_heavy_slots = 32;
 
 /// \brief The tasks of a CSR for the lockstep CG's per-step kernels, on the host. A task is
 /// a range of consecutive nonzeros of one row, or a range of whole rows, handled by one warp
@@ -242,9 +247,12 @@ void als_set_segments(const ExecSpace& space, ALSGraph<MemSpace>& g, const std::
   std::stable_sort(by_slots.begin(), by_slots.end(),
                    [&](std::int64_t a, std::int64_t b) { return slots(a) > slots(b); });
   std::vector<std::int64_t> long_rows(s.long_rows.size());
-  for (std::size_t q = 0; q < by_slots.size(); ++q)
+  g.n_long_heavy = 0;
+  for (std::size_t q = 0; q < by_slots.size(); ++q) {
     for (std::size_t c = 0; c < 3; ++c)
       long_rows[3 * q + c] = s.long_rows[std::size_t(3 * by_slots[q]) + c];
+    if (slots(by_slots[q]) > als_long_heavy_slots) ++g.n_long_heavy;
+  }
   Kokkos::deep_copy(space, g.tasks, hview(s.tasks.data(), s.tasks.size()));
   Kokkos::deep_copy(space, g.long_rows, hview(long_rows.data(), long_rows.size()));
   space.fence();
@@ -476,6 +484,7 @@ struct ALSSolveProblem {
   Kokkos::View<const std::int64_t*, MemSpace> long_rows;  ///< ALSGraph::long_rows
   std::int64_t n_tasks = 0;  ///< tasks
   std::int64_t n_long = 0;   ///< split rows
+  std::int64_t n_long_heavy = 0;  ///< ALSGraph::n_long_heavy
   std::int64_t n_slots = 0;  ///< partial-sum slots of the split rows
 };
 
@@ -736,6 +745,7 @@ inline constexpr bool als_lockstep_in_place_v = als_lockstep_in_place<Lk>::value
 /// - residual (after D = X G): r = sum_i (c_i - (c_i - 1) y_i.x) y_i - D, p = r, rs = r.r;
 /// - step (after D = P G), for rows with rs > tiny: Ap = D + sum_i (c_i - 1)(y_i.p) y_i,
 ///   then the CG update of x, r, p, rs exactly as ALSSolveGeneric (rs = 0 when p.Ap <= 0);
+/// - last_step (the last step of a solve): the same x, and r, p, rs left as they are;
 /// - store: X(target) = x.
 /// The arithmetic is that of ALSSolveGeneric except the dense product's summation order.
 template <class ExecSpace, class S>
@@ -747,7 +757,9 @@ struct ALSGemmCG {
                                       Kokkos::IndexType<std::int64_t>>;
   using member_t = typename policy_t::member_type;
   static constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
-  enum Phase { load = 0, residual = 1, step = 2, store = 3 };
+  /// last_step: the last CG step of a solve, after which r, p and rs are not read before the
+  /// next load: Ap, alpha and x += alpha p only.
+  enum Phase { load = 0, residual = 1, step = 2, store = 3, last_step = 4 };
 
   problem_t pr;
   work_t w;
@@ -775,7 +787,8 @@ struct ALSGemmCG {
     const char* names[] = {"KokkosSketch::ImplicitALS::gemm_cg_load",
                            "KokkosSketch::ImplicitALS::gemm_cg_residual",
                            "KokkosSketch::ImplicitALS::gemm_cg_step",
-                           "KokkosSketch::ImplicitALS::gemm_cg_store"};
+                           "KokkosSketch::ImplicitALS::gemm_cg_store",
+                           "KokkosSketch::ImplicitALS::gemm_cg_step"};
     Kokkos::parallel_for(names[ph], policy, fn);
   }
 
@@ -832,6 +845,10 @@ struct ALSGemmCG {
       return;
     }
     const float alpha = rs / pap;
+    if (phase == last_step) {  // x only: r, p and rs are not read again
+      for (std::int64_t f = 0; f < k; ++f) x[f] += alpha * p[f];
+      return;
+    }
     for (std::int64_t f = 0; f < k; ++f) {
       x[f] += alpha * p[f];
       r[f] -= alpha * d[f];
@@ -908,6 +925,11 @@ struct ALSGemmCG {
       return;
     }
     const float alpha = rs / pap;
+    if (phase == last_step) {  // x only: r, p and rs are not read again
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k),
+                           [&](std::int64_t f) { x[f] += alpha * p[f]; });
+      return;
+    }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](std::int64_t f) {
       x[f] += alpha * p[f];
       r[f] -= alpha * d[f];
@@ -1006,8 +1028,9 @@ struct ALSLockstepSegmented {
   work_t w;
   bool residual = false;  ///< residual (true) or step (false)
   bool long_pass = false; ///< the split rows' finish (true) or the tasks (false)
+  bool last = false;      ///< the last step: x only (r, p and rs are not read again)
 
-  /// Enqueues one phase (ALSGemmCG::Phase load, residual, step or store).
+  /// Enqueues one phase (ALSGemmCG::Phase load, residual, step, last_step or store).
   static void run(const ExecSpace& space, const problem_t& pr, const work_t& w, int phase) {
     using cg = ALSGemmCG<ExecSpace, S>;
     if (phase == cg::load || phase == cg::store) {
@@ -1015,13 +1038,14 @@ struct ALSLockstepSegmented {
       return;
     }
     if (pr.n_rows == 0) return;
-    const bool res = phase == cg::residual;
+    const bool res = phase == cg::residual, last = phase == cg::last_step;
     Kokkos::parallel_for("KokkosSketch::ImplicitALS::segmented_tasks",
                          dynamic_range(space, 0, pr.n_tasks).set_chunk_size(8),
-                         ALSLockstepSegmented{pr, w, res, false});
+                         ALSLockstepSegmented{pr, w, res, false, last});
     if (pr.n_long > 0)
       Kokkos::parallel_for("KokkosSketch::ImplicitALS::segmented_long",
-                           range(space, 0, pr.n_long), ALSLockstepSegmented{pr, w, res, true});
+                           range(space, 0, pr.n_long),
+                           ALSLockstepSegmented{pr, w, res, true, last});
   }
 
   KOKKOS_INLINE_FUNCTION bool active(std::int64_t row) const {
@@ -1063,6 +1087,10 @@ struct ALSLockstepSegmented {
       return;
     }
     const float alpha = rs / pap;
+    if (last) {
+      for (std::int64_t f = 0; f < k; ++f) x[f] += alpha * p[f];
+      return;
+    }
     for (std::int64_t f = 0; f < k; ++f) {
       x[f] += alpha * p[f];
       r[f] -= alpha * d[f];

@@ -43,8 +43,8 @@ struct ALSSolveGenericApply {
 /// \brief The per-step phases of the lockstep CG (the GEMM dense-term path: every row's CG
 /// in lockstep, the dense term D = P (YtY + lambda I) of all rows by one GEMM per step, run
 /// by the plan between the phases). `phase(space, pr, w, ph)` runs ALSGemmCG's phase ph
-/// (load, residual, step, store) over all rows of pr with the workspaces w; the phases of one
-/// solve must come from the same struct (they share the meaning of w). Generic: ALSGemmCG (a
+/// (load, residual, step, last_step, store) over all rows of pr with the workspaces w; the
+/// phases of one solve must come from the same struct (they share the meaning of w). Generic: ALSGemmCG (a
 /// team per row). Backends specialize it on ExecSpace (CUDA: nonzero-balanced kernels).
 template <class ExecSpace, class S>
 struct ALSLockstepApply {
@@ -206,6 +206,7 @@ struct ALSPlanAccess {
     pr.long_rows = plan.m_users.long_rows;
     pr.n_tasks = plan.m_users.n_tasks;
     pr.n_long = plan.m_users.n_long;
+    pr.n_long_heavy = plan.m_users.n_long_heavy;
     pr.n_slots = plan.m_users.n_slots;
     return pr;
   }
