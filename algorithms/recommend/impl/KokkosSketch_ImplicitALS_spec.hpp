@@ -44,8 +44,9 @@ struct ALSSolveGenericApply {
 /// in lockstep, the dense term D = P (YtY + lambda I) of all rows by one GEMM per step, run
 /// by the plan between the phases). `phase(space, pr, w, ph)` runs ALSGemmCG's phase ph
 /// (load, residual, step, last_step, store) over all rows of pr with the workspaces w; the
-/// phases of one solve must come from the same struct (they share the meaning of w). Generic: ALSGemmCG (a
-/// team per row). Backends specialize it on ExecSpace (CUDA: nonzero-balanced kernels).
+/// phases of one solve must come from the same struct (they share the meaning of w).
+/// Generic: ALSGemmCG (a team per row). Backends specialize it on ExecSpace (CUDA:
+/// nonzero-balanced kernels).
 template <class ExecSpace, class S>
 struct ALSLockstepApply {
   static constexpr const char* path = "generic";
