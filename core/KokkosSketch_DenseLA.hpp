@@ -121,42 +121,37 @@ struct DenseLABackend {
                 "execution space");
 };
 
-/// Whether a DenseLA backend has the optional TF32 GEMM.
-template <class Backend, class ExecSpace, class = void>
-struct has_tf32_gemm : std::false_type {};
-template <class Backend, class ExecSpace>
-struct has_tf32_gemm<Backend, ExecSpace,
-                     std::void_t<decltype(std::declval<Backend&>().gemm_tf32(
-                         std::declval<const ExecSpace&>(), 'N', 'N', 0, 0, 0,
-                         (const float*)nullptr, 0, (const float*)nullptr, 0, (float*)nullptr,
-                         0))>> : std::true_type {};
+/// The optional calls of a DenseLA backend (their signatures above), as expressions for
+/// backend_has: the TF32 GEMM, the GEMM of 16-bit inputs, the threaded GEMM.
+template <class Backend, class ExecSpace, class Scalar>
+using tf32_gemm_call = decltype(std::declval<Backend&>().gemm_tf32(
+    std::declval<const ExecSpace&>(), 'N', 'N', 0, 0, 0, (const float*)nullptr, 0,
+    (const float*)nullptr, 0, (float*)nullptr, 0));
+template <class Backend, class ExecSpace, class Scalar>
+using half_gemm_call = decltype(std::declval<Backend&>().gemm_half(
+    std::declval<const ExecSpace&>(), 'N', 'N', 0, 0, 0, (const void*)nullptr, 0,
+    (const void*)nullptr, 0, false, (float*)nullptr, 0));
+template <class Backend, class ExecSpace, class Scalar>
+using threaded_gemm_call = decltype(std::declval<const Backend&>().gemm_threaded(
+    std::declval<const ExecSpace&>(), 'N', 'N', std::int64_t(0), std::int64_t(0),
+    std::int64_t(0), Scalar(0), (const Scalar*)nullptr, 0, (const Scalar*)nullptr, 0,
+    Scalar(0), (Scalar*)nullptr, 0));
+
+/// Whether a DenseLA backend has the optional call Call (tf32_gemm_call, half_gemm_call or
+/// threaded_gemm_call).
+template <template <class, class, class> class Call, class Backend, class ExecSpace,
+          class Scalar, class = void>
+struct backend_has : std::false_type {};
+template <template <class, class, class> class Call, class Backend, class ExecSpace,
+          class Scalar>
+struct backend_has<Call, Backend, ExecSpace, Scalar,
+                   std::void_t<Call<Backend, ExecSpace, Scalar>>> : std::true_type {};
 
 /// Whether V is a column-major (LayoutLeft) View of Scalar values, as BLAS takes it.
 template <class V, class Scalar>
 inline constexpr bool blas_column_major_v =
     std::is_same<typename V::array_layout, Kokkos::LayoutLeft>::value &&
     std::is_same<typename V::non_const_value_type, Scalar>::value;
-
-/// Whether a DenseLA backend has the optional GEMM of 16-bit inputs (gemm_half).
-template <class Backend, class ExecSpace, class = void>
-struct backend_has_half_gemm : std::false_type {};
-template <class Backend, class ExecSpace>
-struct backend_has_half_gemm<Backend, ExecSpace,
-                     std::void_t<decltype(std::declval<Backend&>().gemm_half(
-                         std::declval<const ExecSpace&>(), 'N', 'N', 0, 0, 0,
-                         (const void*)nullptr, 0, (const void*)nullptr, 0, false,
-                         (float*)nullptr, 0))>> : std::true_type {};
-
-/// Whether a DenseLA backend has the optional threaded GEMM (gemm_threaded).
-template <class Backend, class ExecSpace, class Scalar, class = void>
-struct has_threaded_gemm : std::false_type {};
-template <class Backend, class ExecSpace, class Scalar>
-struct has_threaded_gemm<
-    Backend, ExecSpace, Scalar,
-    std::void_t<decltype(std::declval<const Backend&>().gemm_threaded(
-        std::declval<const ExecSpace&>(), 'N', 'N', std::int64_t(0), std::int64_t(0),
-        std::int64_t(0), Scalar(0), (const Scalar*)nullptr, 0, (const Scalar*)nullptr, 0,
-        Scalar(0), (Scalar*)nullptr, 0))>> : std::true_type {};
 
 /// Checks that a 64-bit extent fits the 32-bit integers of LAPACK/cuSOLVER.
 inline int to_lapack_int(const char* f, std::int64_t v, const char* what) {
@@ -598,7 +593,7 @@ class DenseLA {
     static_check_view<ExecSpace, AView, 2, false>();
     static_check_view<ExecSpace, BView, 2, false>();
     static_check_view<ExecSpace, CView, 2, true>();
-    if constexpr (has_threaded_gemm<backend_type, ExecSpace, Scalar>::value &&
+    if constexpr (backend_has<threaded_gemm_call, backend_type, ExecSpace, Scalar>::value &&
                   blas_column_major_v<AView, Scalar> && blas_column_major_v<BView, Scalar> &&
                   blas_column_major_v<CView, Scalar>) {
       // The backend's threaded GEMM where it takes the call (host BLAS on one thread).
@@ -659,7 +654,9 @@ class DenseLA {
 
   /// \brief Whether gemm_tf32 runs on TF32 units on this backend (cuBLAS on CUDA) rather
   /// than falling back to the FP32 gemm.
-  static constexpr bool has_tf32 = std::is_same<Scalar, float>::value && has_tf32_gemm<backend_type, ExecSpace>::value;
+  static constexpr bool has_tf32 =
+      std::is_same<Scalar, float>::value &&
+      backend_has<tf32_gemm_call, backend_type, ExecSpace, Scalar>::value;
 
   /// \brief C = op(A) op(B) (float, column-major) with the inputs rounded to TF32 (10-bit
   /// mantissas) and FP32 accumulation, where the backend has TF32 units (cuBLAS
@@ -702,7 +699,8 @@ class DenseLA {
 
   /// \brief Whether gemm_half exists on this backend (cuBLAS on CUDA; float plans).
   static constexpr bool has_half_gemm =
-      std::is_same<Scalar, float>::value && backend_has_half_gemm<backend_type, ExecSpace>::value;
+      std::is_same<Scalar, float>::value &&
+      backend_has<half_gemm_call, backend_type, ExecSpace, Scalar>::value;
 
   /// \brief C = op(A) op(B) for A and B of FP16 (or BF16) values and a float C, without a
   /// float copy of the inputs: every product of two 16-bit values is exact in FP32 and the

@@ -30,6 +30,26 @@ template <class Space>
 class DenseLATest : public ::testing::Test {};
 TYPED_TEST_SUITE(DenseLATest, TestUtil::ExecutionSpaces, TestUtil::SpaceName);
 
+// The optional backend calls are found where they exist (a detection that silently failed
+// would send every call to the fallback): the host backend's threaded GEMM, cuBLAS's TF32 and
+// 16-bit-input GEMMs.
+using HostSpace = Kokkos::DefaultHostExecutionSpace;
+static_assert(Impl::backend_has<Impl::threaded_gemm_call, Impl::DenseLABackend<HostSpace, float>,
+                                HostSpace, float>::value &&
+                  Impl::backend_has<Impl::threaded_gemm_call,
+                                    Impl::DenseLABackend<HostSpace, double>, HostSpace,
+                                    double>::value,
+              "the host DenseLA backend has gemm_threaded");
+static_assert(!Impl::DenseLA<HostSpace, float>::has_tf32 &&
+                  !Impl::DenseLA<HostSpace, float>::has_half_gemm,
+              "the host DenseLA backend has no TF32 or 16-bit-input GEMM");
+#if defined(KOKKOS_ENABLE_CUDA)
+static_assert(Impl::DenseLA<Kokkos::Cuda, float>::has_tf32 &&
+                  Impl::DenseLA<Kokkos::Cuda, float>::has_half_gemm &&
+                  !Impl::DenseLA<Kokkos::Cuda, double>::has_tf32,
+              "the CUDA DenseLA backend has cuBLAS's TF32 and 16-bit-input GEMMs (float)");
+#endif
+
 /// Row-major host data (rows x cols) uniform in [-1, 1].
 std::vector<double> random_data(std::int64_t rows, std::int64_t cols, unsigned seed) {
   std::mt19937 gen(seed);
